@@ -1,0 +1,3 @@
+import Convey
+
+print("convey-harness: the demo lands with the harness issue")

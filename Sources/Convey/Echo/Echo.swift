@@ -1,0 +1,157 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything echo and recording know about one attempt.
+struct AttemptRecord: Sendable {
+    var method: String
+    var url: URL?
+    var requestHeaders: [String: String]
+    var requestBody: Data?
+    var statusCode: Int?
+    var responseHeaders: [String: String]
+    var responseBody: Data?
+    var duration: Duration
+    var attemptNumber: Int
+    var error: (any Error)?
+}
+
+/// Prints attempts to the server's echo sink in the task's echo style.
+@ConveyActor
+enum Echo {
+    /// Echoes one finished attempt, if the task's style asks for it.
+    static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: URLRequest?,
+                                           exchange: ServerResponse<Data>?, error: (any Error)?,
+                                           attemptNumber: Int, duration: Duration) {
+        let style = task.configuration?.echoStyle ?? task.echoStyle(for: exchange?.data)
+        guard style.printsToConsole, error != nil || !style.contains(.onlyIfError) else { return }
+        let sentRequest = request ?? exchange?.request
+        let record = AttemptRecord(
+            method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
+            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
+            statusCode: exchange?.statusCode, responseHeaders: exchange?.httpResponse.headerFields ?? [:],
+            responseBody: exchange?.data, duration: exchange?.duration ?? duration,
+            attemptNumber: attemptNumber, error: error)
+        server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+    }
+}
+
+/// Turns an attempt into echo text.
+struct EchoFormatter {
+    let style: TaskEchoStyle
+    let redaction: Redaction
+
+    func text(for record: AttemptRecord) -> String {
+        var blocks: [String] = []
+        let url = record.url.map { redactedURL($0) } ?? "(no URL)"
+        if style.printsRequestDetail {
+            blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: record.requestHeaders, body: record.requestBody, contentType: header("Content-Type", in: record.requestHeaders)))
+        }
+        if style.printsResponseDetail, let status = record.statusCode {
+            blocks.append("[Convey] ◀ \(status) \(HTTPStatus.reasonPhrase(for: status))"
+                          + details(headers: record.responseHeaders, body: record.responseBody, contentType: header("Content-Type", in: record.responseHeaders)))
+        }
+        blocks.append(summary(record, url: url))
+        return blocks.joined(separator: "\n")
+    }
+
+    /// `[Convey] GET https://… → 200 OK · 12.3 ms · ↑0 B ↓312 B`, plus the attempt and the failure.
+    private func summary(_ record: AttemptRecord, url: String) -> String {
+        var line = "[Convey] \(record.method) \(url)"
+        if let status = record.statusCode { line += " → \(status) \(HTTPStatus.reasonPhrase(for: status))" }
+        line += " · " + Self.format(record.duration)
+        if record.statusCode != nil {
+            line += " · ↑\(Self.format(bytes: record.requestBody?.count ?? 0)) ↓\(Self.format(bytes: record.responseBody?.count ?? 0))"
+        }
+        if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
+        if let error = record.error {
+            line += error.isCancellation ? " · cancelled" : " ✗ " + ((error as? any PresentableError)?.logDetail ?? String(describing: error))
+        }
+        return line
+    }
+
+    private func details(headers: [String: String], body: Data?, contentType: String?) -> String {
+        var text = ""
+        for (name, value) in headers.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+            text += "\n    \(name): \(redaction.hidesHeader(name) ? Redaction.mask : value)"
+        }
+        if let body, !body.isEmpty {
+            text += "\n\n" + render(body: body, contentType: contentType).split(separator: "\n", omittingEmptySubsequences: false)
+                .map { "    " + $0 }.joined(separator: "\n")
+        }
+        return text
+    }
+
+    /// JSON pretty-printed with secrets hidden, form bodies with secrets hidden, other text as is,
+    /// binary as a size; all cut at the style's limit.
+    func render(body: Data, contentType: String?) -> String {
+        let type = contentType?.lowercased() ?? ""
+        let rendered: String
+        if let json = prettyJSON(body, contentTypeHint: type) {
+            rendered = json
+        } else if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
+            rendered = type.contains("x-www-form-urlencoded") ? redactedPairs(text) : text
+        } else {
+            return "<\(Self.format(bytes: body.count)) of binary data>"
+        }
+        let limit = style.bodyLimit
+        guard rendered.count > limit else { return rendered }
+        return String(rendered.prefix(limit)) + "\n… (cut: \(rendered.count - limit) more characters)"
+    }
+
+    private func prettyJSON(_ body: Data, contentTypeHint type: String) -> String? {
+        let first = body.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        guard type.contains("json") || first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
+        guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+              let data = try? JSONSerialization.data(withJSONObject: redacted(object), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+        else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private func redacted(_ object: Any) -> Any {
+        if let dictionary = object as? [String: Any] {
+            var copy: [String: Any] = [:]
+            for (key, value) in dictionary { copy[key] = redaction.hidesJSONKey(key) ? Redaction.mask : redacted(value) }
+            return copy
+        }
+        if let array = object as? [Any] { return array.map(redacted) }
+        return object
+    }
+
+    /// The URL with hidden query parameters masked.
+    func redactedURL(_ url: URL) -> String {
+        let text = url.absoluteString
+        guard let queryStart = text.firstIndex(of: "?") else { return text }
+        let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex
+        let query = String(text[text.index(after: queryStart)..<fragmentStart])
+        return String(text[...queryStart]) + redactedPairs(query) + String(text[fragmentStart...])
+    }
+
+    /// `a=1&token=‹redacted›` from `a=1&token=abc`.
+    private func redactedPairs(_ pairs: String) -> String {
+        pairs.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let name = String(pair[..<equals])
+            let decodedName = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
+            return redaction.hidesQueryParameter(decodedName) ? name + "=" + Redaction.mask : String(pair)
+        }.joined(separator: "&")
+    }
+
+    private func header(_ name: String, in headers: [String: String]) -> String? {
+        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let seconds = duration.timeInterval
+        return seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
+    }
+
+    static func format(bytes: Int) -> String {
+        switch bytes {
+        case ..<1000: "\(bytes) B"
+        case ..<1_000_000: String(format: "%.1f KB", Double(bytes) / 1000)
+        default: String(format: "%.1f MB", Double(bytes) / 1_000_000)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+
+/// Every failure Convey reports other than an HTTP status (`HTTPError`).
+///
+/// Errors thrown by your own hooks reach the caller unchanged.
+public enum ConveyError: PresentableError, Sendable {
+    /// The task's URL could not be built. Carries the text that failed and why.
+    case invalidURL(String, reason: String)
+    /// The server has no `remote`, so there is nowhere to send the task.
+    case noRemote(server: String)
+    /// The server is disabled (`disabled = true`); nothing was sent.
+    case serverDisabled(server: String)
+    /// The `-fail-all-requests` launch argument is set; nothing was sent.
+    case requestsDisabledForDebugging
+    /// The transport failed: no connection, a reset, a TLS failure, a response cut short.
+    case transport(TransportFailure)
+    /// An attempt waited longer than its timeout, or the task ran past its total timeout.
+    case timedOut(TimeoutFailure)
+    /// The task was cancelled. A normal outcome, never shown to a person as an error.
+    case cancelled
+    /// The request body could not be encoded or read; nothing was sent.
+    case encodingFailed(EncodingFailure)
+    /// The response body could not be decoded into the task's payload type.
+    case decodingFailed(DecodingFailure)
+
+    public var userMessage: String? {
+        switch self {
+        case .invalidURL, .noRemote, .encodingFailed: "The request couldn't be prepared."
+        case .serverDisabled: "This service is currently unavailable."
+        case .requestsDisabledForDebugging: "Network requests are disabled for debugging."
+        case .transport: "Couldn't reach the server. Check your connection and try again."
+        case .timedOut: "The server took too long to answer. Please try again."
+        case .cancelled: nil
+        case .decodingFailed: "The server's answer couldn't be read."
+        }
+    }
+
+    public var logDetail: String {
+        switch self {
+        case .invalidURL(let text, let reason): "Invalid URL \"\(text)\": \(reason)"
+        case .noRemote(let server): "\(server) has no remote: set `remote` before running tasks"
+        case .serverDisabled(let server): "\(server) is disabled: the task was not sent"
+        case .requestsDisabledForDebugging: "-fail-all-requests is set: the task was not sent"
+        case .transport(let failure): failure.description
+        case .timedOut(let failure): failure.description
+        case .cancelled: "Cancelled"
+        case .encodingFailed(let failure): failure.description
+        case .decodingFailed(let failure): failure.description
+        }
+    }
+}
+
+/// Why the transport failed, and where.
+public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The `URLError` code (or the transport's own code) behind the failure.
+    public let code: Int
+    /// The transport's own description of the failure.
+    public let reason: String
+    /// The URL being fetched.
+    public let url: URL?
+
+    /// Creates a transport failure.
+    public init(code: Int, reason: String, url: URL?) {
+        self.code = code
+        self.reason = reason
+        self.url = url
+    }
+
+    public var description: String { "Transport error \(code) for \(url?.absoluteString ?? "?"): \(reason)" }
+}
+
+/// Which timeout fired, and where.
+public struct TimeoutFailure: Sendable, Hashable, CustomStringConvertible {
+    /// Which limit was exceeded.
+    public enum Kind: String, Sendable, Hashable {
+        /// One attempt waited longer than the task's timeout for data.
+        case attempt
+        /// The task as a whole ran past its total timeout.
+        case total
+    }
+
+    /// Which limit was exceeded.
+    public let kind: Kind
+    /// The limit that was exceeded.
+    public let limit: Duration
+    /// The URL being fetched.
+    public let url: URL?
+
+    /// Creates a timeout failure.
+    public init(kind: Kind, limit: Duration, url: URL?) {
+        self.kind = kind
+        self.limit = limit
+        self.url = url
+    }
+
+    public var description: String {
+        "Timed out (\(kind.rawValue) limit \(limit.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))) for \(url?.absoluteString ?? "?")"
+    }
+}
+
+/// Why a request body could not be produced.
+public struct EncodingFailure: Sendable, Hashable, CustomStringConvertible {
+    /// What was being encoded: a payload type, a form field, a multipart part.
+    public let subject: String
+    /// Why it failed, including the coding path where there is one.
+    public let reason: String
+
+    /// Creates an encoding failure.
+    public init(subject: String, reason: String) {
+        self.subject = subject
+        self.reason = reason
+    }
+
+    public var description: String { "Could not encode \(subject): \(reason)" }
+}
+
+/// Why a response body did not decode, with the place in the JSON and the start of the body.
+public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The type being decoded.
+    public let typeName: String
+    /// The coding path to the failing value, such as `users[2].email`; empty at the top level.
+    public let codingPath: String
+    /// What went wrong at that place.
+    public let reason: String
+    /// The first characters of the body (at most 512), for the log.
+    public let bodyPrefix: String
+    /// The URL the body came from.
+    public let url: URL?
+
+    /// Creates a decoding failure.
+    public init(typeName: String, codingPath: String, reason: String, bodyPrefix: String, url: URL?) {
+        self.typeName = typeName
+        self.codingPath = codingPath
+        self.reason = reason
+        self.bodyPrefix = bodyPrefix
+        self.url = url
+    }
+
+    public var description: String {
+        let place = codingPath.isEmpty ? "" : " at \(codingPath)"
+        return "Could not decode \(typeName)\(place) from \(url?.absoluteString ?? "?"): \(reason). Body starts: \(bodyPrefix)"
+    }
+}

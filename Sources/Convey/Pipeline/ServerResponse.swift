@@ -1,0 +1,89 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The class of an HTTP status code.
+public enum ResponseType: String, Sendable, Hashable {
+    /// 1xx.
+    case info
+    /// 2xx.
+    case success
+    /// 3xx.
+    case redirect
+    /// 4xx.
+    case clientError
+    /// 5xx.
+    case serverError
+    /// Outside 100–599.
+    case unknown
+
+    /// The class of a status code.
+    public init(statusCode: Int) {
+        switch statusCode {
+        case 100..<200: self = .info
+        case 200..<300: self = .success
+        case 300..<400: self = .redirect
+        case 400..<500: self = .clientError
+        case 500..<600: self = .serverError
+        default: self = .unknown
+        }
+    }
+}
+
+/// The outcome of a successful run: the decoded payload with everything about the exchange.
+public struct ServerResponse<Payload: Sendable>: Sendable {
+    /// The decoded payload.
+    public let payload: Payload
+    /// The response body as received (after transfer decompression).
+    public let data: Data
+    /// The request as really sent, after `willSendRequest`.
+    public let request: URLRequest
+    /// The status line and headers.
+    public let httpResponse: HTTPURLResponse
+    /// When the attempt that produced this response started.
+    public let startedAt: Date
+    /// How long that attempt took, from sending to the whole body received.
+    public let duration: Duration
+    /// Which attempt produced this response: 1 for the first, 2 after one retry, and so on.
+    public let attemptNumber: Int
+
+    /// Creates a response; the pipeline does this for you.
+    public init(payload: Payload, data: Data, request: URLRequest, httpResponse: HTTPURLResponse,
+                startedAt: Date, duration: Duration, attemptNumber: Int) {
+        self.payload = payload
+        self.data = data
+        self.request = request
+        self.httpResponse = httpResponse
+        self.startedAt = startedAt
+        self.duration = duration
+        self.attemptNumber = attemptNumber
+    }
+
+    /// The HTTP status code.
+    public var statusCode: Int { httpResponse.statusCode }
+    /// The class of the status code.
+    public var responseType: ResponseType { ResponseType(statusCode: statusCode) }
+    /// The body as UTF-8 text, or `nil` when it is not UTF-8.
+    public var stringResult: String? { String(data: data, encoding: .utf8) }
+
+    /// The value of a response header, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        httpResponse.value(forHTTPHeaderField: name)
+    }
+
+    /// The same response with its body decoded as another type.
+    ///
+    /// Throws `ConveyError.decodingFailed` with the coding path when the body does not fit.
+    public func decoding<Other: Decodable & Sendable>(
+        as type: Other.Type = Other.self, using decoder: JSONDecoder = JSONCoding.makeDecoder()
+    ) throws -> ServerResponse<Other> {
+        replacingPayload(try PayloadDecoding.decode(Other.self, from: data, using: decoder, url: request.url))
+    }
+
+    /// The same exchange carrying another payload.
+    func replacingPayload<Other>(_ other: Other) -> ServerResponse<Other> {
+        ServerResponse<Other>(payload: other, data: data, request: request, httpResponse: httpResponse,
+                              startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
+    }
+}

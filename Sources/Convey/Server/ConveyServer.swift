@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The server an app talks to. Subclass it once, point it at a `Remote`, and every task runs
+/// against it.
+///
+/// ```swift
+/// final class AppServer: ConveyServer {
+///     override func headers(for task: any DownloadingTask) async throws -> Headers {
+///         ["X-Client": "ios"]
+///     }
+/// }
+/// let server = AppServer(remote: .production, asDefault: true)
+/// ```
+@ConveyActor
+open class ConveyServer {
+    /// The server of every task that does not name one: the last server created with
+    /// `asDefault: true`. Before any exists, a server with no remote, whose tasks fail with
+    /// `ConveyError.noRemote`.
+    public static var `default`: ConveyServer {
+        if let current = defaultServer { return current }
+        let placeholder = ConveyServer(remote: nil)
+        defaultServer = placeholder
+        return placeholder
+    }
+    private static var defaultServer: ConveyServer?
+
+    /// The environment tasks are sent to. Change it at any time; runs that start afterwards use it.
+    public var remote: Remote?
+    /// Settings for every task run against this server.
+    public var configuration: ServerConfiguration {
+        didSet {
+            if oldValue.defaultTimeout != configuration.defaultTimeout
+                || oldValue.waitsForConnectivity != configuration.waitsForConnectivity {
+                standardTransport = nil
+            }
+        }
+    }
+    /// When `true`, every task fails at once with `ConveyError.serverDisabled` and nothing is sent.
+    public var disabled = false
+
+    /// What carries requests. Default: a `URLSessionTransport` built from the configuration.
+    /// Set a `StubTransport` to answer requests without a network.
+    public var transport: any ConveyTransport {
+        get {
+            if let customTransport { return customTransport }
+            if let standardTransport { return standardTransport }
+            let made = URLSessionTransport(timeout: configuration.defaultTimeout,
+                                           waitsForConnectivity: configuration.waitsForConnectivity)
+            standardTransport = made
+            return made
+        }
+        set { customTransport = newValue }
+    }
+    private var customTransport: (any ConveyTransport)?
+    private var standardTransport: URLSessionTransport?
+
+    /// Creates a server.
+    ///
+    /// - Parameters:
+    ///   - remote: where tasks are sent; may be set later.
+    ///   - configuration: settings for every task.
+    ///   - asDefault: make this the server of every task that does not name one.
+    public init(remote: Remote? = nil, configuration: ServerConfiguration = .init(), asDefault: Bool = false) {
+        self.remote = remote
+        self.configuration = configuration
+        if asDefault { Self.defaultServer = self }
+    }
+
+    /// Creates a server with no remote yet, optionally as the default server.
+    public convenience init(asDefault: Bool) {
+        self.init(remote: nil, asDefault: asDefault)
+    }
+
+    /// A name for logs and errors. Default: the class name and the remote's name.
+    open var name: String {
+        let type = String(describing: Swift.type(of: self))
+        return remote.map { "\(type) (\($0.name))" } ?? type
+    }
+
+    /// Headers for a task, layered over `configuration.defaultHeaders`; a task's own `headers`
+    /// start from these. Default: none. Override to add credentials or client information.
+    open func headers(for task: any DownloadingTask) async throws -> Headers { [] }
+
+    /// Called exactly once per task run, after the task's own `didFinish` or `didFail`.
+    ///
+    /// `response` is the last HTTP exchange, when one completed (also when its status or
+    /// decoding failed); `error` is the failure, or `nil` on success.
+    open func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async {}
+}

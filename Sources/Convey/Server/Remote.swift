@@ -1,0 +1,50 @@
+import Foundation
+
+/// A named environment a server can talk to, such as development, staging or production.
+///
+/// A remote is a base URL plus an optional path prefix shared by every task, for example
+/// `https://api.example.com` with prefix `v2`. Define your environments once:
+///
+/// ```swift
+/// extension Remote {
+///     static let staging = Remote(name: "staging", url: URL(string: "https://staging.example.com")!, pathPrefix: "api/v2")
+/// }
+/// ```
+public struct Remote: Sendable, Hashable, CustomStringConvertible {
+    /// A short name for logs and the harness, such as "dev" or "production".
+    public var name: String
+    /// The base URL: scheme, host, optional port and optional path.
+    public var url: URL
+    /// A path every task's path is placed under, such as "api/v2". Slashes at either end are ignored.
+    public var pathPrefix: String
+
+    /// Creates a remote from a base URL and an optional path prefix.
+    public init(name: String, url: URL, pathPrefix: String = "") {
+        self.name = name
+        self.url = url
+        self.pathPrefix = pathPrefix
+    }
+
+    /// Creates a remote from a URL string; `nil` when the string is not an absolute http(s) URL.
+    public init?(name: String, string: String, pathPrefix: String = "") {
+        guard let url = URL(string: string), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", url.host != nil else { return nil }
+        self.init(name: name, url: url, pathPrefix: pathPrefix)
+    }
+
+    /// The URL string for a task path: base, prefix and path joined by exactly one slash each.
+    ///
+    /// A trailing slash on `path` is kept, since servers may treat `/a` and `/a/` differently.
+    public func urlString(forPath path: String) -> String {
+        var result = url.absoluteString
+        while result.hasSuffix("/") { result.removeLast() }
+        let prefix = pathPrefix.drop { $0 == "/" }.reversed().drop { $0 == "/" }.reversed()
+        if !prefix.isEmpty { result += "/" + String(prefix) }
+        let taskPath = path.drop { $0 == "/" }
+        if !taskPath.isEmpty { result += "/" + taskPath }
+        return result
+    }
+
+    /// The name and the joined base URL, for logs.
+    public var description: String { "\(name) (\(urlString(forPath: "")))" }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Settings that apply to every task run against one server. Tasks override some per run
+/// through `TaskConfiguration`.
+public struct ServerConfiguration: Sendable {
+    /// Encodes JSON upload payloads. Default: `JSONCoding.makeEncoder()`: ISO 8601 dates with
+    /// fractional seconds, keys as declared, sorted keys, base64 data.
+    public var defaultEncoder: JSONEncoder
+    /// Decodes JSON download payloads. Default: `JSONCoding.makeDecoder()`: ISO 8601 dates with or
+    /// without fractional seconds, keys as declared, base64 data.
+    public var defaultDecoder: JSONDecoder
+    /// When `true` (the default), every status outside 200–299 throws an `HTTPError`. When `false`,
+    /// such responses come back as responses and decoding is attempted on their body.
+    public var reportBadHTTPStatusAsError: Bool
+    /// When `true` (the default), responses may arrive compressed (gzip, deflate and what the
+    /// transport supports) and are decoded transparently. When `false`, requests ask for
+    /// `Accept-Encoding: identity`.
+    public var enableGZipDownloads: Bool
+    /// How long an attempt may wait for data before it fails with a timeout. Default: 60 seconds.
+    public var defaultTimeout: Duration
+    /// The most time a whole task may take, all attempts included. Default: `nil`, no limit
+    /// beyond `defaultTimeout` per attempt.
+    public var defaultTotalTimeout: Duration?
+    /// Whether requests may use an expensive network, such as cellular. Default: `true`.
+    public var allowsExpensiveNetworkAccess: Bool
+    /// Whether requests may use a constrained network, such as Low Data Mode. Default: `true`.
+    public var allowsConstrainedNetworkAccess: Bool
+    /// Whether the transport waits for connectivity instead of failing at once while offline.
+    /// Default: `false`.
+    public var waitsForConnectivity: Bool
+    /// The `User-Agent` sent with every request. Default: `nil`, which sends
+    /// `<app>/<version> Convey/<version>` (see `ServerConfiguration.standardUserAgent`).
+    public var userAgent: String?
+    /// Headers sent with every request; the server's `headers(for:)` and the task's `headers`
+    /// replace fields of the same name.
+    public var defaultHeaders: Headers
+    /// The echo style of tasks that do not choose their own. Default: `.recorded`.
+    public var defaultEchoStyle: TaskEchoStyle
+    /// Where console echo goes. Default: standard output.
+    public var echoSink: any EchoSink
+    /// Which header, query and JSON field values are hidden in echo output and recordings.
+    public var redaction: Redaction
+
+    /// Creates a configuration; every parameter has the documented default.
+    public init(
+        defaultEncoder: JSONEncoder = JSONCoding.makeEncoder(),
+        defaultDecoder: JSONDecoder = JSONCoding.makeDecoder(),
+        reportBadHTTPStatusAsError: Bool = true,
+        enableGZipDownloads: Bool = true,
+        defaultTimeout: Duration = .seconds(60),
+        defaultTotalTimeout: Duration? = nil,
+        allowsExpensiveNetworkAccess: Bool = true,
+        allowsConstrainedNetworkAccess: Bool = true,
+        waitsForConnectivity: Bool = false,
+        userAgent: String? = nil,
+        defaultHeaders: Headers = [],
+        defaultEchoStyle: TaskEchoStyle = .recorded,
+        echoSink: any EchoSink = StandardOutputEchoSink(),
+        redaction: Redaction = .standard
+    ) {
+        self.defaultEncoder = defaultEncoder
+        self.defaultDecoder = defaultDecoder
+        self.reportBadHTTPStatusAsError = reportBadHTTPStatusAsError
+        self.enableGZipDownloads = enableGZipDownloads
+        self.defaultTimeout = defaultTimeout
+        self.defaultTotalTimeout = defaultTotalTimeout
+        self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
+        self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
+        self.waitsForConnectivity = waitsForConnectivity
+        self.userAgent = userAgent
+        self.defaultHeaders = defaultHeaders
+        self.defaultEchoStyle = defaultEchoStyle
+        self.echoSink = echoSink
+        self.redaction = redaction
+    }
+
+    /// The `User-Agent` used when `userAgent` is `nil`: the app's name and version, then Convey's.
+    public static let standardUserAgent: String = {
+        let info = Bundle.main.infoDictionary
+        let app = (info?["CFBundleName"] as? String) ?? ProcessInfo.processInfo.processName
+        let version = (info?["CFBundleShortVersionString"] as? String).map { "/\($0)" } ?? ""
+        return "\(app)\(version) Convey/\(Convey.version)"
+    }()
+}
+
+/// Facts about the Convey package itself.
+public enum Convey {
+    /// Convey's version, sent in the default `User-Agent`.
+    public static let version = "0.1.0"
+}

@@ -1,0 +1,115 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A call to a server: what to ask for, and what to do along the way. The base of every task.
+///
+/// Declare a task as a small struct; every member but `path` has a default:
+///
+/// ```swift
+/// struct FetchUserTask: ServerTask {
+///     let userId: String
+///     var path: String { "users/\(userId)" }
+/// }
+/// let response = try await FetchUserTask(userId: "123").download()
+/// ```
+///
+/// A run goes: build the request → `willSendRequest` → send → `didReceiveResponse` → check the
+/// status → decode → `didFinish`, or `didFail` and `retryInterval(afterError:count:)` on failure.
+@ConveyActor
+public protocol DownloadingTask<DownloadPayload>: Sendable {
+    /// What a successful run produces: raw `Data` by default, or any `Decodable` type decoded from JSON.
+    associatedtype DownloadPayload: Decodable & Sendable = Data
+
+    /// The server the task runs against. Default: `ConveyServer.default`.
+    var server: ConveyServer { get }
+    /// The path below the server's remote (and its path prefix), such as `"users/42"`.
+    var path: String { get }
+    /// The HTTP method. Default: `.get`.
+    var method: HTTPMethod { get }
+    /// Query parameters, percent-encoded so that any character survives. Default: none.
+    ///
+    /// Parameters are sent sorted by name, so the same task always produces the same URL.
+    var queryParameters: [String: String]? { get }
+    /// The request headers. Default: `server.headers(for: self)`.
+    ///
+    /// Layered over the server's default headers; a field here replaces one of the same name.
+    var headers: Headers { get async throws }
+    /// Per-task overrides of timeouts, network access and echo style. Default: `nil`.
+    var configuration: TaskConfiguration? { get }
+    /// The decoder for a `Decodable` payload. Default: the server's `defaultDecoder`.
+    var decoder: JSONDecoder { get }
+    /// The request body. Default: none. Upload tasks provide it from their `uploadPayload`.
+    var requestBody: RequestBody? { get async throws }
+
+    /// What to echo for this task. Default: the server's `defaultEchoStyle` (`.recorded`).
+    var echoStyle: TaskEchoStyle { get }
+    /// What to echo for a run that received `data` (`nil` when none arrived). Default: `echoStyle`.
+    func echoStyle(for data: Data?) -> TaskEchoStyle
+
+    /// Called before each attempt is sent; the returned request is the one really sent.
+    func willSendRequest(request: URLRequest) async throws -> URLRequest
+    /// Called when a response arrives, before its status is checked and its body decoded.
+    /// Throw to fail the attempt with your own error.
+    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws
+    /// Called once when a run fails, with the final error (decoding failures included).
+    func didFail(with error: any Error) async
+    /// Called once when a run succeeds, with the decoded response.
+    func didFinish(with response: ServerResponse<DownloadPayload>) async
+    /// Asked after each failed attempt: how many seconds to wait before trying again, or `nil`
+    /// to give up. `count` is the number of attempts made so far. Default: `nil`, no retries.
+    func retryInterval(afterError error: any Error, count: Int) -> TimeInterval?
+}
+
+extension DownloadingTask {
+    public var server: ConveyServer { ConveyServer.default }
+    public var method: HTTPMethod { .get }
+    public var queryParameters: [String: String]? { nil }
+    public var headers: Headers {
+        get async throws { try await server.headers(for: self) }
+    }
+    public var configuration: TaskConfiguration? { nil }
+    public var decoder: JSONDecoder { server.configuration.defaultDecoder }
+    public var requestBody: RequestBody? {
+        get async throws { nil }
+    }
+    public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
+    public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
+    public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }
+    public func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {}
+    public func didFail(with error: any Error) async {}
+    public func didFinish(with response: ServerResponse<DownloadPayload>) async {}
+    public func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? { nil }
+}
+
+extension DownloadingTask {
+    /// Runs the task and returns the decoded response. Throws `HTTPError` for a status outside
+    /// 200–299 (unless the server's `reportBadHTTPStatusAsError` is off) and `ConveyError` for
+    /// everything else that goes wrong.
+    @discardableResult
+    public func download() async throws -> ServerResponse<DownloadPayload> {
+        try await TaskRunner(task: self).run()
+    }
+
+    /// Runs the task for its effect, ignoring the payload. Throws as `download()` does.
+    public func send() async throws {
+        _ = try await TaskRunner(task: self).run()
+    }
+}
+
+/// A task whose payload is the raw response body.
+public protocol DataDownloadingTask: DownloadingTask where DownloadPayload == Data {}
+
+/// The most common kind of task: it downloads raw `Data`.
+public typealias ServerTask = DataDownloadingTask
+
+/// A task whose response body is never decoded: any body, even none, is a success.
+/// The body stays available as `ServerResponse.data`.
+public protocol IgnoredResultsTask: DownloadingTask where DownloadPayload == IgnoredPayload {}
+
+/// The payload of an `IgnoredResultsTask`: nothing.
+public struct IgnoredPayload: Codable, Sendable, Hashable {
+    /// The empty payload.
+    public init() {}
+}

@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What moves bytes for Convey: the seam between the request pipeline and the network.
+///
+/// Convey ships `URLSessionTransport` (the default) and `StubTransport` (no network, for tests
+/// and demos). A transport throws `URLError`s or `ConveyError`s; the pipeline maps the rest.
+public protocol ConveyTransport: Sendable {
+    /// Performs one HTTP exchange and returns the whole response.
+    ///
+    /// Must return promptly with an error when the calling Swift task is cancelled.
+    func send(_ request: TransportRequest) async throws -> TransportResponse
+}
+
+/// One exchange for a transport to perform.
+public struct TransportRequest: Sendable {
+    /// The request as it goes on the wire. Small bodies travel in `httpBody`.
+    public var urlRequest: URLRequest
+    /// A file whose contents are the body, streamed from disk instead of `httpBody`.
+    public var bodyFile: URL?
+    /// How long the exchange may wait for data before failing with a timeout.
+    public var timeout: Duration
+    /// Whether the exchange may use an expensive network, such as cellular (Apple platforms).
+    public var allowsExpensiveNetworkAccess: Bool
+    /// Whether the exchange may use a constrained network, such as Low Data Mode (Apple platforms).
+    public var allowsConstrainedNetworkAccess: Bool
+
+    /// Creates a request for a transport.
+    public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
+                allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true) {
+        self.urlRequest = urlRequest
+        self.bodyFile = bodyFile
+        self.timeout = timeout
+        self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
+        self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
+    }
+}
+
+/// A whole response from a transport.
+public struct TransportResponse: Sendable {
+    /// The status line and headers.
+    public var response: HTTPURLResponse
+    /// The body, already decompressed.
+    public var data: Data
+
+    /// Creates a response from its parts.
+    public init(response: HTTPURLResponse, data: Data) {
+        self.response = response
+        self.data = data
+    }
+
+    /// Creates a response from a status, headers and body, for stubs.
+    ///
+    /// Throws `ConveyError.invalidURL` when `url` is unusable as a response URL.
+    public init(url: URL, statusCode: Int = 200, headers: [String: String] = [:], body: Data = Data()) throws {
+        guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {
+            throw ConveyError.invalidURL(url.absoluteString, reason: "cannot build a response for it")
+        }
+        self.init(response: response, data: body)
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A transport that answers from a closure, with no network: for unit tests, previews and demos.
+///
+/// ```swift
+/// server.transport = StubTransport { request in
+///     try TransportResponse(url: request.urlRequest.url!, statusCode: 200, body: Data("{}".utf8))
+/// }
+/// ```
+public struct StubTransport: ConveyTransport {
+    /// Produces the response for a request, or throws to simulate a failure.
+    public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
+
+    private let handler: Handler
+
+    /// Creates a stub that answers every request with `handler`.
+    public init(_ handler: @escaping Handler) {
+        self.handler = handler
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        try Task.checkCancellation()
+        return try await handler(request)
+    }
+}

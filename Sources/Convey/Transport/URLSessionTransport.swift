@@ -1,0 +1,130 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The default transport: URLSession, driven through classic delegate-based data tasks.
+///
+/// Why not `data(for:)`: on Linux the async API skips most delegate callbacks, and Convey needs
+/// the authentication challenge to stop a 401 Basic response from hanging forever (a
+/// swift-corelibs-foundation bug). URLCache is off: on Linux its key ignores the query string.
+public final class URLSessionTransport: ConveyTransport {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates a transport with its own session.
+    ///
+    /// - Parameters:
+    ///   - timeout: the session's default idle timeout; each request carries its own as well.
+    ///   - waitsForConnectivity: whether requests wait for a network instead of failing at once
+    ///     (Apple platforms; URLSession on Linux always fails at once).
+    public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false) {
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.timeoutIntervalForRequest = timeout.clampedTimeout.timeInterval
+        #if canImport(Darwin)
+        configuration.waitsForConnectivity = waitsForConnectivity
+        #endif
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        var urlRequest = request.urlRequest
+        urlRequest.timeoutInterval = request.timeout.clampedTimeout.timeInterval
+        #if canImport(Darwin)
+        urlRequest.allowsExpensiveNetworkAccess = request.allowsExpensiveNetworkAccess
+        urlRequest.allowsConstrainedNetworkAccess = request.allowsConstrainedNetworkAccess
+        #endif
+        let task = if let file = request.bodyFile {
+            session.uploadTask(with: urlRequest, fromFile: file)
+        } else {
+            session.dataTask(with: urlRequest)
+        }
+        let cancel = SendableTask(task)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                delegate.begin(task, continuation: continuation)
+                task.resume()
+            }
+        } onCancel: {
+            cancel.task.cancel()
+        }
+    }
+}
+
+/// Lets the cancellation handler, which may run on any thread, cancel the task.
+private struct SendableTask: @unchecked Sendable {
+    let task: URLSessionTask
+    init(_ task: URLSessionTask) { self.task = task }
+}
+
+/// Collects each transfer's response and bytes and resumes its continuation exactly once.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private struct Transfer {
+        let continuation: CheckedContinuation<TransportResponse, any Error>
+        var response: HTTPURLResponse?
+        var data = Data()
+        /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
+        var challengeResponse: HTTPURLResponse?
+    }
+
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    func begin(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>) {
+        lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation) }
+    }
+
+    private func update(_ task: URLSessionTask, _ change: (inout Transfer) -> Void) {
+        lock.withLock {
+            if var transfer = transfers[task.taskIdentifier] {
+                change(&transfer)
+                transfers[task.taskIdentifier] = transfer
+            }
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        update(dataTask) { $0.response = response as? HTTPURLResponse }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        update(dataTask) { $0.data.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        #if canImport(Darwin)
+        guard challenge.protectionSpace.authenticationMethod != NSURLAuthenticationMethodServerTrust else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        #endif
+        // Convey sends credentials as headers and never answers challenges. Default handling of a
+        // credential-less challenge hangs on Linux, so cancel it and report the status it carried.
+        update(task) { $0.challengeResponse = challenge.failureResponse as? HTTPURLResponse }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
+        guard let transfer else { return }
+        if let challenged = transfer.challengeResponse {
+            transfer.continuation.resume(returning: TransportResponse(response: challenged, data: transfer.data))
+        } else if let error {
+            transfer.continuation.resume(throwing: error)
+        } else if let response = transfer.response {
+            transfer.continuation.resume(returning: TransportResponse(response: response, data: transfer.data))
+        } else {
+            transfer.continuation.resume(throwing: URLError(.badServerResponse))
+        }
+    }
+}
