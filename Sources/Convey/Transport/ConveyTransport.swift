@@ -26,15 +26,19 @@ public struct TransportRequest: Sendable {
     public var allowsExpensiveNetworkAccess: Bool
     /// Whether the exchange may use a constrained network, such as Low Data Mode (Apple platforms).
     public var allowsConstrainedNetworkAccess: Bool
+    /// Called as bytes go out and come in, from any thread. `nil` when nobody is watching.
+    public var progress: (@Sendable (TransferProgress) -> Void)?
 
     /// Creates a request for a transport.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
-                allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true) {
+                allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true,
+                progress: (@Sendable (TransferProgress) -> Void)? = nil) {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
         self.timeout = timeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
+        self.progress = progress
     }
 }
 
@@ -59,5 +63,25 @@ public struct TransportResponse: Sendable {
             throw ConveyError.invalidURL(url.absoluteString, reason: "cannot build a response for it")
         }
         self.init(response: response, data: body)
+    }
+}
+
+/// How far a transfer has got, in both directions.
+public struct TransferProgress: Sendable, Hashable {
+    /// Body bytes sent so far.
+    public var bytesSent: Int64
+    /// The whole request body's size, when known.
+    public var totalBytesToSend: Int64?
+    /// Body bytes received so far.
+    public var bytesReceived: Int64
+    /// The whole response body's size, when the server announced it.
+    public var totalBytesToReceive: Int64?
+
+    /// Creates a progress report.
+    public init(bytesSent: Int64 = 0, totalBytesToSend: Int64? = nil, bytesReceived: Int64 = 0, totalBytesToReceive: Int64? = nil) {
+        self.bytesSent = bytesSent
+        self.totalBytesToSend = totalBytesToSend
+        self.bytesReceived = bytesReceived
+        self.totalBytesToReceive = totalBytesToReceive
     }
 }

@@ -49,7 +49,7 @@ public final class URLSessionTransport: ConveyTransport {
         let cancel = SendableTask(task)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                delegate.begin(task, continuation: continuation)
+                delegate.begin(task, continuation: continuation, progress: request.progress)
                 task.resume()
             }
         } onCancel: {
@@ -68,6 +68,8 @@ private struct SendableTask: @unchecked Sendable {
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Transfer {
         let continuation: CheckedContinuation<TransportResponse, any Error>
+        let progressHandler: (@Sendable (TransferProgress) -> Void)?
+        var progress = TransferProgress()
         var response: HTTPURLResponse?
         var data = Data()
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
@@ -77,8 +79,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     private let lock = NSLock()
     private var transfers: [Int: Transfer] = [:]
 
-    func begin(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>) {
-        lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation) }
+    func begin(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>,
+               progress: (@Sendable (TransferProgress) -> Void)?) {
+        lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation, progressHandler: progress) }
     }
 
     private func update(_ task: URLSessionTask, _ change: (inout Transfer) -> Void) {
@@ -90,14 +93,36 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         }
     }
 
+    /// Updates the transfer's progress and reports it, outside the lock.
+    private func report(_ task: URLSessionTask, _ change: (inout TransferProgress) -> Void) {
+        let snapshot: (handler: @Sendable (TransferProgress) -> Void, progress: TransferProgress)? = lock.withLock {
+            guard var transfer = transfers[task.taskIdentifier], let handler = transfer.progressHandler else { return nil }
+            change(&transfer.progress)
+            transfers[task.taskIdentifier] = transfer
+            return (handler, transfer.progress)
+        }
+        if let snapshot { snapshot.handler(snapshot.progress) }
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         update(dataTask) { $0.response = response as? HTTPURLResponse }
+        let expected = response.expectedContentLength
+        report(dataTask) { $0.totalBytesToReceive = expected >= 0 ? expected : nil }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         update(dataTask) { $0.data.append(data) }
+        report(dataTask) { $0.bytesReceived += Int64(data.count) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+                    totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        report(task) {
+            $0.bytesSent = totalBytesSent
+            $0.totalBytesToSend = totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
