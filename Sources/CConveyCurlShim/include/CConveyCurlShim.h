@@ -1,0 +1,26 @@
+// Typed wrappers around libcurl's variadic calls, which Swift cannot call directly.
+// Each wrapper passes exactly one argument of the type the option or info expects.
+#ifndef CONVEY_CURL_SHIM_H
+#define CONVEY_CURL_SHIM_H
+
+#include <curl/curl.h>
+
+/// The signature curl uses for its write, header and read callbacks.
+typedef size_t (*convey_curl_data_callback)(char *buffer, size_t size, size_t count, void *context);
+
+CURLcode convey_curl_easy_setopt_long(CURL *easy, CURLoption option, long value);
+CURLcode convey_curl_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+CURLcode convey_curl_easy_setopt_string(CURL *easy, CURLoption option, const char *value);
+CURLcode convey_curl_easy_setopt_pointer(CURL *easy, CURLoption option, void *value);
+CURLcode convey_curl_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value);
+CURLcode convey_curl_easy_setopt_callback(CURL *easy, CURLoption option, convey_curl_data_callback callback);
+
+CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
+CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+
+CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// The result code of a CURLMSG_DONE message (a union member Swift reads awkwardly).
+CURLcode convey_curl_message_result(const CURLMsg *message);
+
+#endif

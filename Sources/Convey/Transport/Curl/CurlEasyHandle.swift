@@ -1,0 +1,76 @@
+#if canImport(CConveyCurlShim)
+import CConveyCurlShim
+import CCurl
+
+/// One libcurl easy handle with its error buffer, reused across transfers.
+///
+/// Owned by one party at a time: the idle pool, the request being prepared, or the event loop
+/// while the transfer runs. Handing it over goes through a lock or a continuation.
+final class CurlEasyHandle: @unchecked Sendable {
+    /// The `CURL *`.
+    let raw: UnsafeMutableRawPointer
+    /// Where curl writes a readable message when a transfer fails (`CURLOPT_ERRORBUFFER`).
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+
+    /// Creates a handle, or returns `nil` when libcurl cannot allocate one.
+    init?() {
+        guard let raw = curl_easy_init() else { return nil }
+        self.raw = raw
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        clearForReuse()
+    }
+
+    deinit {
+        curl_easy_cleanup(raw)
+        errorBuffer.deallocate()
+    }
+
+    /// Forgets every option of the last transfer; live connections stay in the multi handle's cache.
+    func clearForReuse() {
+        curl_easy_reset(raw)
+        errorBuffer[0] = 0
+        set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        set(CURLOPT_NOSIGNAL, 1)
+    }
+
+    /// curl's message for the last failure, empty when it gave none.
+    var errorMessage: String {
+        String(cString: errorBuffer)
+    }
+
+    func set(_ option: CURLoption, _ value: Int) {
+        _ = convey_curl_easy_setopt_long(raw, option, value)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64) {
+        _ = convey_curl_easy_setopt_off(raw, option, curl_off_t(value))
+    }
+
+    /// Sets a string option; curl copies the string.
+    func set(_ option: CURLoption, string value: String) {
+        _ = value.withCString { convey_curl_easy_setopt_string(raw, option, $0) }
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
+        _ = convey_curl_easy_setopt_pointer(raw, option, value)
+    }
+
+    func set(_ option: CURLoption, list value: UnsafeMutablePointer<curl_slist>?) {
+        _ = convey_curl_easy_setopt_slist(raw, option, value)
+    }
+
+    func set(_ option: CURLoption, callback value: convey_curl_data_callback) {
+        _ = convey_curl_easy_setopt_callback(raw, option, value)
+    }
+
+    func info(_ info: CURLINFO) -> Int {
+        var value = 0
+        return convey_curl_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0
+    }
+
+    func offsetInfo(_ info: CURLINFO) -> Int64 {
+        var value: curl_off_t = -1
+        return convey_curl_easy_getinfo_off(raw, info, &value) == CURLE_OK ? Int64(value) : -1
+    }
+}
+#endif

@@ -1,0 +1,47 @@
+#if canImport(CConveyCurlShim)
+import CConveyCurlShim
+import CCurl
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Maps curl's result codes onto the `URLError`s URLSession throws for the same failures, so
+/// the pipeline's error mapping treats both transports alike.
+enum CurlErrors {
+    static func urlError(for code: CURLcode, osErrno: Int, message: String, url: URL, bodyReadFailed: Bool) -> URLError {
+        let reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed), userInfo: [
+            NSLocalizedDescriptionKey: "\(reason) (curl error \(code.rawValue))",
+            NSURLErrorFailingURLErrorKey: url,
+            
+        ])
+    }
+
+    static func code(for code: CURLcode, osErrno: Int, bodyReadFailed: Bool) -> URLError.Code {
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL: .unsupportedURL
+        case CURLE_URL_MALFORMAT: .badURL
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .cannotFindHost
+        case CURLE_COULDNT_CONNECT: osErrno == Int(ETIMEDOUT) ? .timedOut : .cannotConnectToHost
+        case CURLE_OPERATION_TIMEDOUT: .timedOut
+        case CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            .networkConnectionLost
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP3: .badServerResponse
+        case CURLE_BAD_CONTENT_ENCODING: .cannotDecodeContentData
+        case CURLE_TOO_MANY_REDIRECTS: .httpTooManyRedirects
+        case CURLE_FILESIZE_EXCEEDED: .dataLengthExceedsMaximum
+        case CURLE_PEER_FAILED_VERIFICATION: .serverCertificateUntrusted
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
+             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR,
+             CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS:
+            .secureConnectionFailed
+        case CURLE_SSL_CERTPROBLEM, CURLE_SSL_CLIENTCERT: .clientCertificateRejected
+        case CURLE_ABORTED_BY_CALLBACK, CURLE_READ_ERROR: bodyReadFailed ? .cannotOpenFile : .unknown
+        default: .unknown
+        }
+    }
+}
+#endif

@@ -1,0 +1,216 @@
+#if canImport(CConveyCurlShim)
+import CConveyCurlShim
+import CCurl
+import Foundation
+import Synchronization
+
+/// The thread that drives one curl multi handle, and the only code that touches it.
+///
+/// Senders put transfers and cancellations in a lock-protected inbox and wake the thread with
+/// `curl_multi_wakeup` when it sleeps. The thread adds and removes easy handles, runs
+/// `curl_multi_perform`, enforces idle timeouts, and resumes each transfer's continuation when
+/// it ends. Idle easy handles wait in a pool for the next request.
+final class CurlEventLoop: @unchecked Sendable {
+    private enum Command {
+        case start(CurlTransfer)
+        case cancel(CurlTransfer)
+    }
+
+    /// What senders and the loop share, behind one lock.
+    private struct Shared {
+        var inbox: [Command] = []
+        /// The loop is (about to be) blocked in `curl_multi_poll` and needs a wakeup.
+        var sleeping = false
+        /// The transport is gone: the loop ends once it has nothing left to run.
+        var closing = false
+        var idleHandles: [CurlEasyHandle] = []
+    }
+
+    /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`.
+    private let multi: UnsafeMutableRawPointer
+    private let shared = Mutex(Shared())
+    private let maximumIdleHandles: Int
+
+    // Loop thread only.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// No idle timeout can expire before this instant (monotonic nanoseconds).
+    private var nextTimeoutCheck = UInt64.max
+
+    /// Creates the loop and starts its thread; `nil` when libcurl cannot make a multi handle.
+    init?(maximumConnectionsPerHost: Int, maximumIdleHandles: Int) {
+        guard CurlGlobal.initialized, let multi = curl_multi_init() else { return nil }
+        self.multi = multi
+        self.maximumIdleHandles = maximumIdleHandles
+        _ = convey_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, maximumConnectionsPerHost))
+        let thread = Thread { [self] in run() }
+        thread.name = "Convey curl event loop"
+        thread.start()
+    }
+
+    /// Lets the thread end once it is idle; the transport calls it when it goes away.
+    func close() {
+        shared.withLock { state in
+            state.closing = true
+            wakeIfSleeping(&state)
+        }
+    }
+
+    // MARK: Senders' side, any thread
+
+    /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
+    func takeHandle() -> CurlEasyHandle? {
+        shared.withLock { $0.idleHandles.popLast() } ?? CurlEasyHandle()
+    }
+
+    /// Returns a handle whose transfer is over, reset, to the pool.
+    func recycle(_ handle: CurlEasyHandle) {
+        handle.clearForReuse()
+        shared.withLock { state in
+            // A handle the pool has no room for is freed when this call drops it.
+            if state.idleHandles.count < maximumIdleHandles, !state.closing { state.idleHandles.append(handle) }
+        }
+    }
+
+    /// Starts `transfer`; its continuation is resumed when it ends, however it ends.
+    func start(_ transfer: CurlTransfer) {
+        submit(.start(transfer))
+    }
+
+    /// Ends `transfer` at once with `URLError(.cancelled)`, if it has not ended yet.
+    func cancel(_ transfer: CurlTransfer) {
+        submit(.cancel(transfer))
+    }
+
+    private func submit(_ command: Command) {
+        shared.withLock { state in
+            state.inbox.append(command)
+            wakeIfSleeping(&state)
+        }
+    }
+
+    private func wakeIfSleeping(_ state: inout Shared) {
+        guard state.sleeping else { return }
+        state.sleeping = false
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: The loop thread
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            let (commands, closing) = shared.withLock { state in
+                defer { state.inbox.removeAll(keepingCapacity: true) }
+                return (state.inbox, state.closing)
+            }
+            for command in commands { handle(command) }
+            if closing, active.isEmpty, commands.isEmpty { break }
+
+            curl_multi_perform(multi, &running)
+            finishCompletedTransfers()
+            expireIdleTransfers()
+
+            let goesToSleep = shared.withLock { state in
+                state.sleeping = state.inbox.isEmpty
+                return state.sleeping
+            }
+            if goesToSleep {
+                curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil)
+                shared.withLock { $0.sleeping = false }
+            }
+        }
+        curl_multi_cleanup(multi)
+        shared.withLock { $0.idleHandles.removeAll() }
+    }
+
+    private func handle(_ command: Command) {
+        switch command {
+        case .start(let transfer):
+            guard !transfer.cancelRequested else {
+                end(transfer, failure: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
+                return
+            }
+            let now = CurlClock.now
+            transfer.lastActivity = now
+            nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
+            let added = curl_multi_add_handle(multi, transfer.easy.raw)
+            guard added == CURLM_OK else {
+                end(transfer, failure: URLError(.unknown, userInfo: [
+                    NSLocalizedDescriptionKey: "curl could not start the transfer: \(String(cString: curl_multi_strerror(added)))",
+                    NSURLErrorFailingURLErrorKey: transfer.url,
+                ]))
+                return
+            }
+            active[transfer.easy.raw] = transfer
+        case .cancel(let transfer):
+            if active[transfer.easy.raw] === transfer {
+                remove(transfer)
+                end(transfer, failure: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
+            } else {
+                transfer.cancelRequested = true
+            }
+        }
+    }
+
+    private func finishCompletedTransfers() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                  let transfer = active[easy] else { continue }
+            transfer.result = convey_curl_message_result(message)
+            remove(transfer)
+            end(transfer, failure: nil)
+        }
+    }
+
+    /// Ends transfers that have waited longer than their idle timeout for a byte to move.
+    private func expireIdleTransfers() {
+        let now = CurlClock.now
+        guard now >= nextTimeoutCheck else { return }
+        nextTimeoutCheck = .max
+        var expired: [CurlTransfer] = []
+        for transfer in active.values {
+            let deadline = transfer.lastActivity &+ transfer.idleTimeout
+            if deadline <= now {
+                expired.append(transfer)
+            } else {
+                nextTimeoutCheck = min(nextTimeoutCheck, deadline)
+            }
+        }
+        for transfer in expired {
+            remove(transfer)
+            end(transfer, failure: URLError(.timedOut, userInfo: [
+                NSLocalizedDescriptionKey: "no data moved for the timeout of \(Double(transfer.idleTimeout) / 1e9) s",
+                NSURLErrorFailingURLErrorKey: transfer.url,
+            ]))
+        }
+    }
+
+    /// How long `curl_multi_poll` may sleep: until the next idle timeout could expire (curl
+    /// shortens it further for its own timers), at most a minute.
+    private func pollTimeoutMilliseconds() -> Int32 {
+        guard nextTimeoutCheck != .max else { return 60_000 }
+        let now = CurlClock.now
+        guard nextTimeoutCheck > now else { return 0 }
+        return Int32(min((nextTimeoutCheck - now) / 1_000_000 + 1, 60_000))
+    }
+
+    private func remove(_ transfer: CurlTransfer) {
+        curl_multi_remove_handle(multi, transfer.easy.raw)
+        active[transfer.easy.raw] = nil
+    }
+
+    /// Hands `transfer` back to its sender.
+    private func end(_ transfer: CurlTransfer, failure: URLError?) {
+        transfer.failure = failure
+        let continuation = transfer.continuation
+        transfer.continuation = nil
+        continuation?.resume()
+    }
+}
+
+/// `curl_global_init`, once per process, before the first handle.
+private enum CurlGlobal {
+    static let initialized: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
+}
+#endif

@@ -1,0 +1,65 @@
+#if canImport(CConveyCurlShim)
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// URLSession's redirect policy, applied by `CurlTransport` itself (curl's own following would
+/// keep a custom method such as PUT across a 303).
+///
+/// 301, 302, 303 and 305–308 with a `Location` are followed; a 303 turns any method but HEAD
+/// into a body-less GET, and a 301 or 302 turns POST into GET; other methods keep their body.
+/// Credentials and cookies set as headers are not sent to another origin.
+enum CurlRedirect {
+    /// The next hop of a redirect chain.
+    struct Hop {
+        var request: URLRequest
+        var url: URL
+        /// Whether the body goes out again (307, 308, and 301/302 for methods other than POST).
+        var resendsBody: Bool
+    }
+
+    static func isRedirect(status: Int) -> Bool {
+        (301...303).contains(status) || (305...308).contains(status)
+    }
+
+    /// Where `response` sends `request` next, or `nil` when it is the final response: not a
+    /// redirect, no usable `Location`, or a body that cannot be sent twice (a stream).
+    static func nextHop(after response: HTTPURLResponse, request: URLRequest, url: URL) -> Hop? {
+        guard isRedirect(status: response.statusCode),
+              let location = response.value(forHTTPHeaderField: "Location"),
+              let target = URL(string: location, relativeTo: url)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+        else { return nil }
+        var next = request
+        next.url = target
+        let method = request.httpMethod ?? "GET"
+        let becomesGET = (response.statusCode == 303 && method != "HEAD")
+            || ((response.statusCode == 301 || response.statusCode == 302) && method == "POST")
+        if becomesGET {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.httpBodyStream = nil
+            next.setValue(nil, forHTTPHeaderField: "Content-Type")
+            next.setValue(nil, forHTTPHeaderField: "Content-Length")
+        } else if request.httpBodyStream != nil {
+            return nil
+        }
+        if !sameOrigin(url, target) {
+            next.setValue(nil, forHTTPHeaderField: "Authorization")
+            next.setValue(nil, forHTTPHeaderField: "Cookie")
+        }
+        return Hop(request: next, url: target, resendsBody: !becomesGET)
+    }
+
+    private static func sameOrigin(_ first: URL, _ second: URL) -> Bool {
+        first.scheme?.lowercased() == second.scheme?.lowercased()
+            && first.host?.lowercased() == second.host?.lowercased()
+            && effectivePort(first) == effectivePort(second)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+    }
+}
+#endif

@@ -1,0 +1,106 @@
+#if canImport(CConveyCurlShim)
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A request body that curl pulls through its read callback: bytes in memory, a file streamed
+/// from disk, or an `InputStream`.
+///
+/// Read only on the event loop thread while the transfer runs; closed by the sender afterwards.
+final class CurlRequestBody: @unchecked Sendable {
+    private enum Source {
+        case data(Data)
+        case file(descriptor: Int32)
+        case stream(InputStream)
+    }
+
+    private let source: Source
+    private var offset = 0
+    /// The body's size, or `nil` when only reading to the end tells (a stream: sent chunked).
+    let size: Int64?
+    /// Whether a read failed, so the transfer's error names the body rather than the network.
+    private(set) var readFailed = false
+
+    /// A body held in memory.
+    init(data: Data) {
+        source = .data(data)
+        size = Int64(data.count)
+    }
+
+    /// A body streamed from a file; throws `URLError(.fileDoesNotExist)` or
+    /// `URLError(.cannotOpenFile)` when the file cannot be read.
+    init(file: URL) throws {
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw URLError(errno == ENOENT ? .fileDoesNotExist : .noPermissionsToReadFile, userInfo: [
+                NSLocalizedDescriptionKey: "cannot open the body file \(file.path): \(String(cString: strerror(errno)))",
+                NSURLErrorFailingURLErrorKey: file,
+            ])
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+            closeFile(descriptor)
+            throw URLError(.cannotOpenFile, userInfo: [
+                NSLocalizedDescriptionKey: "the body file \(file.path) is not a regular file",
+                NSURLErrorFailingURLErrorKey: file,
+            ])
+        }
+        source = .file(descriptor: descriptor)
+        size = Int64(status.st_size)
+    }
+
+    /// A body read from a stream of unknown length.
+    init(stream: InputStream) {
+        stream.open()
+        source = .stream(stream)
+        size = nil
+    }
+
+    /// Fills `buffer` with the next bytes; 0 at the end, `nil` when reading failed.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
+        let count: Int
+        switch source {
+        case .data(let data):
+            count = min(buffer.count, data.count - offset)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { bytes in
+                if let start = bytes.baseAddress { base.copyMemory(from: start + offset, byteCount: count) }
+            }
+        case .file(let descriptor):
+            var result: Int
+            repeat { result = readFile(descriptor, base, buffer.count) } while result < 0 && errno == EINTR
+            count = result
+        case .stream(let stream):
+            count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: buffer.count)
+        }
+        guard count >= 0 else {
+            readFailed = true
+            return nil
+        }
+        offset += count
+        return count
+    }
+
+    /// Releases the file or stream; the sender calls it once the transfer is over.
+    func close() {
+        switch source {
+        case .data: break
+        case .file(let descriptor): closeFile(descriptor)
+        case .stream(let stream): stream.close()
+        }
+    }
+}
+
+// The C library's calls, out of reach of the methods of the same name above.
+private func readFile(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+private func closeFile(_ descriptor: Int32) {
+    _ = close(descriptor)
+}
+#endif

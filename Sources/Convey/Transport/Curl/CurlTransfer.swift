@@ -1,0 +1,193 @@
+#if canImport(CConveyCurlShim)
+import CConveyCurlShim
+import CCurl
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request and response on the wire (one hop of a redirect chain): the easy handle set up
+/// for it, and what comes back.
+///
+/// Ownership moves in one direction and back: the sender prepares it, the event loop runs it
+/// (callbacks fill `headerBytes` and `body` on the loop thread), and the loop hands it back by
+/// resuming `continuation`, after which only the sender touches it again.
+final class CurlTransfer: @unchecked Sendable {
+    let easy: CurlEasyHandle
+    let url: URL
+    /// The idle timeout, in nanoseconds of the monotonic clock.
+    let idleTimeout: UInt64
+    private let requestBody: CurlRequestBody?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let progressHandler: (@Sendable (TransferProgress) -> Void)?
+
+    // Filled on the loop thread while the transfer runs.
+    /// When bytes last moved, on the monotonic clock; the loop's idle timer reads it.
+    var lastActivity: UInt64 = 0
+    /// The header block of the latest response (an earlier `100 Continue` block is dropped).
+    private var headerBytes: [UInt8] = []
+    private var body = Data()
+    private var progress = TransferProgress()
+    /// `nil` until the first body bytes arrive; `false` for the body of a redirect.
+    private var reportsDownloadProgress: Bool?
+    /// Set by the loop when it ends the transfer itself: cancellation or the idle timer.
+    var failure: URLError?
+    /// curl's verdict on the transfer, set by the loop when it ends.
+    var result = CURLE_OK
+    /// Set on the loop thread when a cancellation arrives before the start.
+    var cancelRequested = false
+    /// Resumed by the loop, exactly once, when the transfer is over.
+    var continuation: CheckedContinuation<Void, Never>?
+
+    /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
+    init(request: URLRequest, url: URL, bodyFile: URL?, idleTimeout: Duration, connectTimeout: Duration,
+         totalTimeLeft: Duration?, progress: (@Sendable (TransferProgress) -> Void)?, easy: CurlEasyHandle) throws {
+        self.easy = easy
+        self.url = url
+        self.idleTimeout = idleTimeout.curlNanoseconds
+        progressHandler = progress
+        if let bodyFile {
+            requestBody = try CurlRequestBody(file: bodyFile)
+        } else if let data = request.httpBody {
+            requestBody = CurlRequestBody(data: data)
+        } else if let stream = request.httpBodyStream {
+            requestBody = CurlRequestBody(stream: stream)
+        } else {
+            requestBody = nil
+        }
+        configure(request, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft)
+    }
+
+    private func configure(_ request: URLRequest, connectTimeout: Duration, totalTimeLeft: Duration?) {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        easy.set(CURLOPT_URL, string: url.absoluteString)
+        easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
+        easy.set(CURLOPT_WRITEDATA, pointer: context)
+        easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
+        easy.set(CURLOPT_HEADERDATA, pointer: context)
+        easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        easy.set(CURLOPT_PIPEWAIT, 1)
+        easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
+        if let totalTimeLeft { easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft.curlMilliseconds) }
+
+        let method = request.httpMethod ?? "GET"
+        var fields = request.allHTTPHeaderFields ?? [:]
+        // Like URLSession: accept every encoding curl decodes unless the request names its own;
+        // `identity` goes out as a plain header and nothing is decoded.
+        let acceptEncoding = CurlHeaderName.remove("Accept-Encoding", from: &fields)
+        if let acceptEncoding, acceptEncoding.lowercased() == "identity" {
+            fields["Accept-Encoding"] = acceptEncoding
+        } else {
+            easy.set(CURLOPT_ACCEPT_ENCODING, string: acceptEncoding ?? "")
+        }
+        // curl computes the length itself.
+        _ = CurlHeaderName.remove("Content-Length", from: &fields)
+
+        var lines: [String] = []
+        if method == "HEAD" {
+            easy.set(CURLOPT_NOBODY, 1)
+        } else if requestBody != nil || ["POST", "PUT", "PATCH"].contains(method) {
+            easy.set(CURLOPT_POST, 1)
+            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody?.size ?? (requestBody == nil ? 0 : -1))
+            easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
+            easy.set(CURLOPT_READDATA, pointer: context)
+            if method != "POST" {
+                easy.set(CURLOPT_CUSTOMREQUEST, string: method)
+                // curl labels every body form-encoded; URLSession only POST bodies.
+                if !fields.keys.contains(where: { CurlHeaderName.matches($0, "Content-Type") }) { lines.append("Content-Type:") }
+            }
+            // No `Expect: 100-continue` round trip, as with URLSession.
+            lines.append("Expect:")
+        } else if method != "GET" {
+            easy.set(CURLOPT_CUSTOMREQUEST, string: method)
+        }
+        for (name, value) in fields {
+            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+        }
+        for line in lines {
+            headerList = line.withCString { curl_slist_append(headerList, $0) } ?? headerList
+        }
+        if let headerList { easy.set(CURLOPT_HTTPHEADER, list: headerList) }
+    }
+
+    /// Returns the handle's resources once the loop has handed the transfer back.
+    func releaseResources() {
+        requestBody?.close()
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+    }
+
+    /// The response, or the `URLError` the transfer ended with.
+    func outcome() throws -> (response: HTTPURLResponse, body: Data) {
+        if let failure { throw failure }
+        guard result == CURLE_OK else {
+            throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
+                                      url: url, bodyReadFailed: requestBody?.readFailed ?? false)
+        }
+        let status = easy.info(CURLINFO_RESPONSE_CODE)
+        let version = CurlResponseHead.httpVersion(curlVersion: easy.info(CURLINFO_HTTP_VERSION))
+        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: version,
+                                             headerFields: CurlResponseHead.fields(in: headerBytes)) else {
+            throw URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        }
+        return (response, body)
+    }
+
+    // MARK: Callbacks, on the loop thread
+
+    fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
+        lastActivity = CurlClock.now
+        if bytes.starts(with: CurlResponseHead.statusLinePrefix) { headerBytes.removeAll(keepingCapacity: true) }
+        headerBytes.append(contentsOf: bytes)
+        return bytes.count
+    }
+
+    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        lastActivity = CurlClock.now
+        body.append(contentsOf: bytes)
+        guard let progressHandler else { return bytes.count }
+        if reportsDownloadProgress == nil {
+            reportsDownloadProgress = !CurlRedirect.isRedirect(status: easy.info(CURLINFO_RESPONSE_CODE))
+            let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+            progress.totalBytesToReceive = expected >= 0 ? expected : nil
+        }
+        guard reportsDownloadProgress == true else { return bytes.count }
+        progress.bytesReceived += Int64(bytes.count)
+        progressHandler(progress)
+        return bytes.count
+    }
+
+    fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        lastActivity = CurlClock.now
+        guard let requestBody else { return 0 }
+        guard let count = requestBody.read(into: buffer) else { return Int(CURL_READFUNC_ABORT) }
+        if let progressHandler, count > 0 {
+            progress.bytesSent += Int64(count)
+            progress.totalBytesToSend = requestBody.size
+            progressHandler(progress)
+        }
+        return count
+    }
+}
+
+// Plain C functions: they cannot throw, and nothing in them can unwind into curl.
+
+private let curlWriteCallback: convey_curl_data_callback = { buffer, size, count, context in
+    guard let buffer, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+
+private let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, context in
+    guard let buffer, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+
+private let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
+    guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.sendBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+
+#endif

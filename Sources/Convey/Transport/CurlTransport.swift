@@ -1,0 +1,119 @@
+#if canImport(CConveyCurlShim)
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A Linux transport that drives libcurl's multi interface itself: the same wire behaviour as
+/// `URLSessionTransport`, at a fraction of its cost (see Docs/performance.md).
+///
+/// One thread per transport owns the multi handle; requests reuse pooled easy handles and
+/// connections. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET),
+/// responses are decoded (gzip, deflate, br, zstd) unless the request asks for
+/// `Accept-Encoding: identity`, TLS is verified against the system's CA store, proxies come
+/// from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and HTTP/2 is used over
+/// TLS when the server offers it. A 401 comes back at once (no credential is ever answered).
+/// Cancelling the calling task removes the transfer at once.
+///
+/// Needs libcurl's headers to build (Debian and Ubuntu: `libcurl4-openssl-dev`).
+public final class CurlTransport: ConveyTransport {
+    /// Settings for a curl transport.
+    public struct Configuration: Sendable {
+        /// Connections open at once to one host; more requests wait for a free one. Default: 6, as URLSession.
+        public var maximumConnectionsPerHost: Int
+        /// Redirects followed before failing with `URLError(.httpTooManyRedirects)`. Default: 20, as URLSession.
+        public var maximumRedirects: Int
+        /// How long connecting (TCP and TLS) may take. Default: `nil`, the request's idle timeout.
+        public var connectTimeout: Duration?
+        /// The most time one exchange may take, redirects included, however fast data moves;
+        /// enforced by curl (`CURLOPT_TIMEOUT_MS`). Default: `nil`, no limit beyond the idle timeout.
+        public var totalTimeout: Duration?
+
+        /// Creates a configuration; every parameter has the documented default.
+        public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
+                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil) {
+            self.maximumConnectionsPerHost = maximumConnectionsPerHost
+            self.maximumRedirects = maximumRedirects
+            self.connectTimeout = connectTimeout
+            self.totalTimeout = totalTimeout
+        }
+    }
+
+    /// The settings this transport was made with.
+    public let configuration: Configuration
+    private let loop: CurlEventLoop?
+
+    /// Creates a transport with its own event loop thread and connection pool.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        loop = CurlEventLoop(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost, maximumIdleHandles: 32)
+    }
+
+    deinit {
+        loop?.close()
+    }
+
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let deadline = configuration.totalTimeout.map { ContinuousClock.now + $0 }
+        var hopRequest = request.urlRequest
+        var bodyFile = request.bodyFile
+        var redirects = 0
+        while true {
+            guard let url = hopRequest.url else { throw URLError(.badURL) }
+            try Task.checkCancellation()
+            let timeLeft = try deadline.map { deadline in
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { throw URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
+                return left
+            }
+            let (response, body) = try await exchange(hopRequest, url: url, bodyFile: bodyFile, timeLeft: timeLeft, request: request)
+            guard let hop = CurlRedirect.nextHop(after: response, request: hopRequest, url: url) else {
+                return TransportResponse(response: response, data: body)
+            }
+            redirects += 1
+            guard redirects <= configuration.maximumRedirects else {
+                throw URLError(.httpTooManyRedirects, userInfo: [
+                    NSLocalizedDescriptionKey: "more than \(configuration.maximumRedirects) redirects",
+                    NSURLErrorFailingURLErrorKey: url,
+                ])
+            }
+            hopRequest = hop.request
+            if !hop.resendsBody { bodyFile = nil }
+        }
+    }
+
+    /// One request and its response on the wire.
+    private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
+                          request: TransportRequest) async throws -> (HTTPURLResponse, Data) {
+        guard let loop, let easy = loop.takeHandle() else {
+            throw URLError(.cannotLoadFromNetwork, userInfo: [
+                NSLocalizedDescriptionKey: "libcurl could not allocate a handle",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        }
+        let idleTimeout = request.timeout.clampedTimeout
+        let transfer: CurlTransfer
+        do {
+            transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, idleTimeout: idleTimeout,
+                                        connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
+                                        totalTimeLeft: timeLeft, progress: request.progress, easy: easy)
+        } catch {
+            loop.recycle(easy)
+            throw error
+        }
+        defer {
+            transfer.releaseResources()
+            loop.recycle(easy)
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                transfer.continuation = continuation
+                loop.start(transfer)
+            }
+        } onCancel: {
+            loop.cancel(transfer)
+        }
+        return try transfer.outcome()
+    }
+}
+#endif
