@@ -33,7 +33,8 @@ open class ConveyServer {
     public var configuration: ServerConfiguration {
         didSet {
             if oldValue.defaultTimeout != configuration.defaultTimeout
-                || oldValue.waitsForConnectivity != configuration.waitsForConnectivity {
+                || oldValue.waitsForConnectivity != configuration.waitsForConnectivity
+                || oldValue.builtInTransport != configuration.builtInTransport {
                 standardTransport = nil
             }
         }
@@ -41,21 +42,21 @@ open class ConveyServer {
     /// When `true`, every task fails at once with `ConveyError.serverDisabled` and nothing is sent.
     public var disabled = false
 
-    /// What carries requests. Default: a `URLSessionTransport` built from the configuration.
-    /// Set a `StubTransport` to answer requests without a network.
+    /// What carries requests. Default: the configuration's `builtInTransport` (a
+    /// `URLSessionTransport` unless chosen otherwise). Set a `StubTransport` to answer requests
+    /// without a network, or any `ConveyTransport` of your own.
     public var transport: any ConveyTransport {
         get {
             if let customTransport { return customTransport }
             if let standardTransport { return standardTransport }
-            let made = URLSessionTransport(timeout: configuration.defaultTimeout,
-                                           waitsForConnectivity: configuration.waitsForConnectivity)
+            let made = configuration.builtInTransport.make(for: configuration)
             standardTransport = made
             return made
         }
         set { customTransport = newValue }
     }
     private var customTransport: (any ConveyTransport)?
-    private var standardTransport: URLSessionTransport?
+    private var standardTransport: (any ConveyTransport)?
 
     /// Creates a server.
     ///

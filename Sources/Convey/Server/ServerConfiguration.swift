@@ -40,6 +40,9 @@ public struct ServerConfiguration: Sendable {
     public var echoSink: any EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
+    /// The transport a server makes when none is set on it. Default: `.platformDefault`
+    /// (URLSession, or `CONVEY_TRANSPORT` from the environment). See Docs/transports.md.
+    public var builtInTransport: BuiltInTransport
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -56,7 +59,8 @@ public struct ServerConfiguration: Sendable {
         defaultHeaders: Headers = [],
         defaultEchoStyle: TaskEchoStyle = .recorded,
         echoSink: any EchoSink = StandardOutputEchoSink(),
-        redaction: Redaction = .standard
+        redaction: Redaction = .standard,
+        builtInTransport: BuiltInTransport = .platformDefault
     ) {
         self.defaultEncoder = defaultEncoder
         self.defaultDecoder = defaultDecoder
@@ -72,6 +76,7 @@ public struct ServerConfiguration: Sendable {
         self.defaultEchoStyle = defaultEchoStyle
         self.echoSink = echoSink
         self.redaction = redaction
+        self.builtInTransport = builtInTransport
     }
 
     /// The `User-Agent` used when `userAgent` is `nil`: the app's name and version, then Convey's.

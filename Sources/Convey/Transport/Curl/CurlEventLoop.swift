@@ -33,6 +33,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var queues: CurlHostQueues<CurlTransfer>
     /// No idle timeout can expire before this instant (monotonic nanoseconds).
     private var nextTimeoutCheck = UInt64.max
 
@@ -41,7 +42,7 @@ final class CurlEventLoop: @unchecked Sendable {
         guard CurlGlobal.initialized, let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.maximumIdleHandles = maximumIdleHandles
-        _ = convey_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(0, maximumConnectionsPerHost))
+        queues = CurlHostQueues(connectionsPerOrigin: max(0, maximumConnectionsPerHost))
         let thread = Thread { [self] in run() }
         thread.name = "Convey curl event loop"
         thread.start()
@@ -104,7 +105,7 @@ final class CurlEventLoop: @unchecked Sendable {
                 return (state.inbox, state.closing)
             }
             for command in commands { handle(command) }
-            if closing, active.isEmpty, commands.isEmpty { break }
+            if closing, active.isEmpty, commands.isEmpty, queues.waitingCount == 0 { break }
 
             curl_multi_perform(multi, &running)
             finishCompletedTransfers()
@@ -130,26 +131,40 @@ final class CurlEventLoop: @unchecked Sendable {
                 end(transfer, failure: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
                 return
             }
-            let now = CurlClock.now
-            transfer.lastActivity = now
-            nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
-            let added = curl_multi_add_handle(multi, transfer.easy.raw)
-            guard added == CURLM_OK else {
-                end(transfer, failure: URLError(.unknown, userInfo: [
-                    NSLocalizedDescriptionKey: "curl could not start the transfer: \(String(cString: curl_multi_strerror(added)))",
-                    NSURLErrorFailingURLErrorKey: transfer.url,
-                ]))
-                return
-            }
-            active[transfer.easy.raw] = transfer
+            if queues.admit(transfer, origin: transfer.origin) { begin(transfer) }
         case .cancel(let transfer):
+            let cancelled = URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url])
             if active[transfer.easy.raw] === transfer {
                 remove(transfer)
-                end(transfer, failure: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
+                end(transfer, failure: cancelled)
+            } else if queues.removeWaiting(transfer, origin: transfer.origin) {
+                end(transfer, failure: cancelled)
             } else {
                 transfer.cancelRequested = true
             }
         }
+    }
+
+    /// Puts an admitted transfer on the wire and starts its idle timer.
+    private func begin(_ transfer: CurlTransfer) {
+        let now = CurlClock.now
+        transfer.lastActivity = now
+        nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
+        let added = curl_multi_add_handle(multi, transfer.easy.raw)
+        guard added == CURLM_OK else {
+            end(transfer, failure: URLError(.unknown, userInfo: [
+                NSLocalizedDescriptionKey: "curl could not start the transfer: \(String(cString: curl_multi_strerror(added)))",
+                NSURLErrorFailingURLErrorKey: transfer.url,
+            ]))
+            admitNext(after: transfer, multiplexed: false)
+            return
+        }
+        active[transfer.easy.raw] = transfer
+    }
+
+    /// Frees `transfer`'s place in its origin's queue and starts whoever may run now.
+    private func admitNext(after transfer: CurlTransfer, multiplexed: Bool) {
+        for next in queues.finished(origin: transfer.origin, multiplexed: multiplexed) { begin(next) }
     }
 
     private func finishCompletedTransfers() {
@@ -158,7 +173,9 @@ final class CurlEventLoop: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                   let transfer = active[easy] else { continue }
             transfer.result = convey_curl_message_result(message)
-            remove(transfer)
+            let multiplexed = transfer.result == CURLE_OK
+                && transfer.easy.info(CURLINFO_HTTP_VERSION) >= Int(CURL_HTTP_VERSION_2_0)
+            remove(transfer, multiplexed: multiplexed)
             end(transfer, failure: nil)
         }
     }
@@ -195,9 +212,11 @@ final class CurlEventLoop: @unchecked Sendable {
         return Int32(min((nextTimeoutCheck - now) / 1_000_000 + 1, 60_000))
     }
 
-    private func remove(_ transfer: CurlTransfer) {
+    /// Takes a running transfer off the wire and lets the next one to its origin start.
+    private func remove(_ transfer: CurlTransfer, multiplexed: Bool = false) {
         curl_multi_remove_handle(multi, transfer.easy.raw)
         active[transfer.easy.raw] = nil
+        admitNext(after: transfer, multiplexed: multiplexed)
     }
 
     /// Hands `transfer` back to its sender.

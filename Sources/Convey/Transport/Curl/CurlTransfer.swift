@@ -15,6 +15,8 @@ import FoundationNetworking
 final class CurlTransfer: @unchecked Sendable {
     let easy: CurlEasyHandle
     let url: URL
+    /// Scheme, host and port: transfers to one origin share its connections and its queue.
+    let origin: String
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
     private let requestBody: CurlRequestBody?
@@ -44,6 +46,7 @@ final class CurlTransfer: @unchecked Sendable {
          totalTimeLeft: Duration?, progress: (@Sendable (TransferProgress) -> Void)?, easy: CurlEasyHandle) throws {
         self.easy = easy
         self.url = url
+        origin = "\(url.scheme ?? "http")://\(url.host ?? ""):\(url.port ?? -1)"
         self.idleTimeout = idleTimeout.curlNanoseconds
         progressHandler = progress
         if let bodyFile {
