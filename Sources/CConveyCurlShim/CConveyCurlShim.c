@@ -1,5 +1,8 @@
 #include "CConveyCurlShim.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
 CURLcode convey_curl_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
 }
@@ -38,4 +41,51 @@ CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 
 CURLcode convey_curl_message_result(const CURLMsg *message) {
     return message->data.result;
+}
+
+struct convey_curl_share {
+    CURLSH *handle;
+    pthread_mutex_t locks[CURL_LOCK_DATA_LAST];
+};
+
+static void convey_curl_share_lock(CURL *easy, curl_lock_data data, curl_lock_access access, void *context) {
+    (void)easy;
+    (void)access;
+    convey_curl_share *share = context;
+    if (data >= 0 && data < CURL_LOCK_DATA_LAST) pthread_mutex_lock(&share->locks[data]);
+}
+
+static void convey_curl_share_unlock(CURL *easy, curl_lock_data data, void *context) {
+    (void)easy;
+    convey_curl_share *share = context;
+    if (data >= 0 && data < CURL_LOCK_DATA_LAST) pthread_mutex_unlock(&share->locks[data]);
+}
+
+convey_curl_share *convey_curl_share_create(void) {
+    convey_curl_share *share = calloc(1, sizeof(convey_curl_share));
+    if (share == NULL) return NULL;
+    share->handle = curl_share_init();
+    if (share->handle == NULL) {
+        free(share);
+        return NULL;
+    }
+    for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_init(&share->locks[index], NULL);
+    curl_share_setopt(share->handle, CURLSHOPT_LOCKFUNC, convey_curl_share_lock);
+    curl_share_setopt(share->handle, CURLSHOPT_UNLOCKFUNC, convey_curl_share_unlock);
+    curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share);
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    return share;
+}
+
+CURLSH *convey_curl_share_handle(convey_curl_share *share) {
+    return share->handle;
+}
+
+void convey_curl_share_destroy(convey_curl_share *share) {
+    if (share == NULL) return;
+    // CURLSHE_IN_USE means a handle still points at it: leaking beats freeing memory in use.
+    if (curl_share_cleanup(share->handle) != CURLSHE_OK) return;
+    for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_destroy(&share->locks[index]);
+    free(share);
 }

@@ -23,4 +23,14 @@ CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 /// The result code of a CURLMSG_DONE message (a union member Swift reads awkwardly).
 CURLcode convey_curl_message_result(const CURLMsg *message);
 
+/// A share handle for one transport: its cookie jar and TLS sessions, usable by easy handles on
+/// any thread (each kind of data behind its own mutex). NULL when libcurl or memory fails.
+typedef struct convey_curl_share convey_curl_share;
+
+convey_curl_share *convey_curl_share_create(void);
+/// The CURLSH * to pass to CURLOPT_SHARE.
+CURLSH *convey_curl_share_handle(convey_curl_share *share);
+/// Frees the share; every easy handle that used it must be cleaned up first.
+void convey_curl_share_destroy(convey_curl_share *share);
+
 #endif

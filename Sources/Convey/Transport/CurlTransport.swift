@@ -28,14 +28,18 @@ public final class CurlTransport: ConveyTransport {
         /// The most time one exchange may take, redirects included, however fast data moves;
         /// enforced by curl (`CURLOPT_TIMEOUT_MS`). Default: `nil`, no limit beyond the idle timeout.
         public var totalTimeout: Duration?
+        /// Whether cookies the server sets are kept, in memory for this transport, and sent back
+        /// with later requests, as URLSession does. Default: `true`.
+        public var storesCookies: Bool
 
         /// Creates a configuration; every parameter has the documented default.
         public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
-                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil) {
+                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.maximumRedirects = maximumRedirects
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
+            self.storesCookies = storesCookies
         }
     }
 
@@ -96,7 +100,9 @@ public final class CurlTransport: ConveyTransport {
         do {
             transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, idleTimeout: idleTimeout,
                                         connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
-                                        totalTimeLeft: timeLeft, progress: request.progress, easy: easy)
+                                        totalTimeLeft: timeLeft,
+                                        cookies: CurlCookies(share: loop.shareHandle, enabled: configuration.storesCookies),
+                                        progress: request.progress, easy: easy)
         } catch {
             loop.recycle(easy)
             throw error

@@ -222,3 +222,15 @@ struct TransportWireTests {
         #expect(error?.code == .cannotConnectToHost)
     }
 }
+
+extension TransportWireTests {
+    @Test(arguments: TransportKind.allCases)
+    func cookiesSetByTheServerGoBack(_ kind: TransportKind) async throws {
+        let transport = kind.make()
+        let name = "c\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await transport.send(try TestServers.httpbin("/cookies/set?\(name)=yes"))
+        let sent = try await transport.send(try TestServers.httpbin("/cookies"))
+        let object = try JSONDecoder().decode([String: [String: String]].self, from: sent.data)
+        #expect(object["cookies"]?[name] == "yes")
+    }
+}

@@ -23,13 +23,16 @@ final class CurlEventLoop: @unchecked Sendable {
         var sleeping = false
         /// The transport is gone: the loop ends once it has nothing left to run.
         var closing = false
-        var idleHandles: [CurlEasyHandle] = []
     }
 
     /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`.
     private let multi: UnsafeMutableRawPointer
     private let shared = Mutex(Shared())
+    /// Easy handles waiting for their next request, behind a lock of their own.
+    private let idleHandles = Mutex([CurlEasyHandle]())
     private let maximumIdleHandles: Int
+    /// The cookie jar and TLS sessions of this loop's transfers; `nil` if libcurl could not make one.
+    private let share: OpaquePointer?
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -42,6 +45,7 @@ final class CurlEventLoop: @unchecked Sendable {
         guard CurlGlobal.initialized, let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.maximumIdleHandles = maximumIdleHandles
+        share = convey_curl_share_create()
         queues = CurlHostQueues(connectionsPerOrigin: max(0, maximumConnectionsPerHost))
         let thread = Thread { [self] in run() }
         thread.name = "Convey curl event loop"
@@ -52,7 +56,8 @@ final class CurlEventLoop: @unchecked Sendable {
     func close() {
         shared.withLock { state in
             state.closing = true
-            wakeIfSleeping(&state)
+            // Inside the lock: once `closing` is seen, the loop may free the multi handle.
+            if state.sleeping { curl_multi_wakeup(multi) }
         }
     }
 
@@ -60,15 +65,20 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
     func takeHandle() -> CurlEasyHandle? {
-        shared.withLock { $0.idleHandles.popLast() } ?? CurlEasyHandle()
+        idleHandles.withLock { $0.popLast() } ?? CurlEasyHandle()
+    }
+
+    /// The `CURLSH *` every transfer of this loop uses, if there is one.
+    var shareHandle: UnsafeMutableRawPointer? {
+        share.flatMap { convey_curl_share_handle($0) }
     }
 
     /// Returns a handle whose transfer is over, reset, to the pool.
     func recycle(_ handle: CurlEasyHandle) {
         handle.clearForReuse()
-        shared.withLock { state in
+        idleHandles.withLock { handles in
             // A handle the pool has no room for is freed when this call drops it.
-            if state.idleHandles.count < maximumIdleHandles, !state.closing { state.idleHandles.append(handle) }
+            if handles.count < maximumIdleHandles { handles.append(handle) }
         }
     }
 
@@ -83,16 +93,14 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func submit(_ command: Command) {
-        shared.withLock { state in
+        let wake = shared.withLock { state in
             state.inbox.append(command)
-            wakeIfSleeping(&state)
+            defer { state.sleeping = false }
+            return state.sleeping
         }
-    }
-
-    private func wakeIfSleeping(_ state: inout Shared) {
-        guard state.sleeping else { return }
-        state.sleeping = false
-        curl_multi_wakeup(multi)
+        // Outside the lock, so that the woken loop does not wait for it. Safe: the loop only
+        // frees the multi handle after `close()`, which cannot run while a sender holds the transport.
+        if wake { curl_multi_wakeup(multi) }
     }
 
     // MARK: The loop thread
@@ -102,6 +110,7 @@ final class CurlEventLoop: @unchecked Sendable {
         while true {
             let (commands, closing) = shared.withLock { state in
                 defer { state.inbox.removeAll(keepingCapacity: true) }
+                state.sleeping = false
                 return (state.inbox, state.closing)
             }
             for command in commands { handle(command) }
@@ -115,13 +124,11 @@ final class CurlEventLoop: @unchecked Sendable {
                 state.sleeping = state.inbox.isEmpty
                 return state.sleeping
             }
-            if goesToSleep {
-                curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil)
-                shared.withLock { $0.sleeping = false }
-            }
+            if goesToSleep { curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil) }
         }
         curl_multi_cleanup(multi)
-        shared.withLock { $0.idleHandles.removeAll() }
+        idleHandles.withLock { $0.removeAll() }
+        convey_curl_share_destroy(share)
     }
 
     private func handle(_ command: Command) {

@@ -13,38 +13,33 @@ enum CurlResponseHead {
     static func fields(in block: [UInt8]) -> [String: String] {
         var names: [String] = []
         var values: [String] = []
-        var indexByLowercasedName: [String: Int] = [:]
-        var lineStart = 0
-        var isStatusLine = true
-        while lineStart < block.count {
-            var lineEnd = block[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? block.count
-            let next = lineEnd + 1
-            if lineEnd > lineStart, block[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
-            defer { lineStart = next }
-            guard !isStatusLine else {
-                isStatusLine = false
-                continue
-            }
-            let line = block[lineStart..<lineEnd]
-            guard let first = line.first else { continue }
-            if first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") {
-                if !values.isEmpty { values[values.count - 1] += " " + trimmed(line) }
-                continue
-            }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
-            let name = trimmed(line[..<colon])
-            guard !name.isEmpty else { continue }
-            let value = trimmed(line[(colon + 1)...])
-            let key = name.lowercased()
-            if let index = indexByLowercasedName[key] {
-                values[index] += ", " + value
-            } else {
-                indexByLowercasedName[key] = names.count
-                names.append(name)
-                values.append(value)
+        block.withUnsafeBufferPointer { block in
+            var lineStart = block.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? block.count
+            while lineStart < block.count {
+                let newline = block[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? block.count
+                defer { lineStart = newline + 1 }
+                let line = trimmed(block, lineStart, newline)
+                guard !line.isEmpty else { continue }
+                if isBlank(block[lineStart]) {
+                    if !values.isEmpty { values[values.count - 1] += " " + text(block, line) }
+                    continue
+                }
+                guard let colon = block[line].firstIndex(of: UInt8(ascii: ":")) else { continue }
+                let nameRange = trimmed(block, line.lowerBound, colon)
+                guard !nameRange.isEmpty else { continue }
+                let name = text(block, nameRange)
+                let value = text(block, trimmed(block, colon + 1, line.upperBound))
+                if let index = names.firstIndex(where: { CurlHeaderName.matches($0, name) }) {
+                    values[index] += ", " + value
+                } else {
+                    names.append(name)
+                    values.append(value)
+                }
             }
         }
-        return Dictionary(zip(names, values), uniquingKeysWith: { first, _ in first })
+        var fields = [String: String](minimumCapacity: names.count)
+        for (name, value) in zip(names, values) { fields[name] = value }
+        return fields
     }
 
     /// The version `HTTPURLResponse` reports, from `CURLINFO_HTTP_VERSION`.
@@ -57,11 +52,21 @@ enum CurlResponseHead {
         }
     }
 
-    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> String {
-        var slice = bytes
-        while let first = slice.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { slice.removeFirst() }
-        while let last = slice.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { slice.removeLast() }
-        return String(decoding: slice, as: UTF8.self)
+    /// `start..<end` without the spaces, tabs and carriage return at either end.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Range<Int> {
+        var lower = start
+        var upper = end
+        while lower < upper, isBlank(bytes[lower]) { lower += 1 }
+        while upper > lower, isBlank(bytes[upper - 1]) || bytes[upper - 1] == UInt8(ascii: "\r") { upper -= 1 }
+        return lower..<upper
+    }
+
+    private static func isBlank(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+    }
+
+    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 }
 

@@ -43,10 +43,12 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
     init(request: URLRequest, url: URL, bodyFile: URL?, idleTimeout: Duration, connectTimeout: Duration,
-         totalTimeLeft: Duration?, progress: (@Sendable (TransferProgress) -> Void)?, easy: CurlEasyHandle) throws {
+         totalTimeLeft: Duration?, cookies: CurlCookies, progress: (@Sendable (TransferProgress) -> Void)?,
+         easy: CurlEasyHandle) throws {
         self.easy = easy
         self.url = url
-        origin = "\(url.scheme ?? "http")://\(url.host ?? ""):\(url.port ?? -1)"
+        let address = url.absoluteString
+        origin = CurlTransfer.origin(of: address)
         self.idleTimeout = idleTimeout.curlNanoseconds
         progressHandler = progress
         if let bodyFile {
@@ -58,12 +60,24 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             requestBody = nil
         }
-        configure(request, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft)
+        configure(request, address: address, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft, cookies: cookies)
     }
 
-    private func configure(_ request: URLRequest, connectTimeout: Duration, totalTimeLeft: Duration?) {
+    /// `scheme://authority` of an absolute URL's text: everything before the path.
+    static func origin(of address: String) -> String {
+        let bytes = address.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return address }
+        var end = bytes.index(colon, offsetBy: 3, limitedBy: bytes.endIndex) ?? bytes.endIndex
+        while end < bytes.endIndex, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
+            end = bytes.index(after: end)
+        }
+        return String(address[..<end]).lowercased()
+    }
+
+    private func configure(_ request: URLRequest, address: String, connectTimeout: Duration, totalTimeLeft: Duration?,
+                           cookies: CurlCookies) {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        easy.set(CURLOPT_URL, string: url.absoluteString)
+        easy.set(CURLOPT_URL, string: address)
         easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         easy.set(CURLOPT_WRITEDATA, pointer: context)
         easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
@@ -72,6 +86,9 @@ final class CurlTransfer: @unchecked Sendable {
         easy.set(CURLOPT_PIPEWAIT, 1)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
         if let totalTimeLeft { easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft.curlMilliseconds) }
+        if let share = cookies.share { easy.set(CURLOPT_SHARE, pointer: share) }
+        // An empty file name turns on curl's cookie engine without reading any file.
+        if cookies.enabled { easy.set(CURLOPT_COOKIEFILE, string: "") }
 
         let method = request.httpMethod ?? "GET"
         var fields = request.allHTTPHeaderFields ?? [:]
@@ -139,8 +156,11 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: Callbacks, on the loop thread
 
     fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = CurlClock.now
-        if bytes.starts(with: CurlResponseHead.statusLinePrefix) { headerBytes.removeAll(keepingCapacity: true) }
+        // A header block arrives all at once; its status line is activity enough.
+        if bytes.starts(with: CurlResponseHead.statusLinePrefix) {
+            lastActivity = CurlClock.now
+            headerBytes.removeAll(keepingCapacity: true)
+        }
         headerBytes.append(contentsOf: bytes)
         return bytes.count
     }
@@ -171,6 +191,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
         return count
     }
+}
+
+/// Where a transfer keeps cookies: the transport's shared jar, when cookies are on.
+struct CurlCookies: @unchecked Sendable {
+    /// The `CURLSH *` holding the jar and TLS sessions.
+    var share: UnsafeMutableRawPointer?
+    var enabled: Bool
 }
 
 // Plain C functions: they cannot throw, and nothing in them can unwind into curl.
