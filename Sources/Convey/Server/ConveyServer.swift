@@ -42,8 +42,8 @@ open class ConveyServer {
     /// When `true`, every task fails at once with `ConveyError.serverDisabled` and nothing is sent.
     public var disabled = false
 
-    /// What carries requests. Default: the configuration's `builtInTransport` (a
-    /// `URLSessionTransport` unless chosen otherwise). Set a `StubTransport` to answer requests
+    /// What carries requests. Default: the configuration's `builtInTransport` (`CurlTransport`
+    /// on Linux, `URLSessionTransport` elsewhere). Set a `StubTransport` to answer requests
     /// without a network, or any `ConveyTransport` of your own.
     public var transport: any ConveyTransport {
         get {

@@ -41,7 +41,8 @@ public struct ServerConfiguration: Sendable {
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
     /// The transport a server makes when none is set on it. Default: `.platformDefault`
-    /// (URLSession, or `CONVEY_TRANSPORT` from the environment). See Docs/transports.md.
+    /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
+    /// See Docs/transports.md.
     public var builtInTransport: BuiltInTransport
 
     /// Creates a configuration; every parameter has the documented default.

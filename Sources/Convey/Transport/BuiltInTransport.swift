@@ -9,9 +9,11 @@ public enum BuiltInTransport: String, Sendable, Hashable, CaseIterable {
     case curl
 
     /// The default: the `CONVEY_TRANSPORT` environment variable when it names a case
-    /// (`curl` or `urlSession`), else `urlSession`.
+    /// (`curl` or `urlSession`); else `curl` on Linux, where it is several times faster than
+    /// URLSession, and `urlSession` everywhere else.
     public static let platformDefault: BuiltInTransport =
-        ProcessInfo.processInfo.environment["CONVEY_TRANSPORT"].flatMap(BuiltInTransport.init(rawValue:)) ?? .urlSession
+        ProcessInfo.processInfo.environment["CONVEY_TRANSPORT"].flatMap(BuiltInTransport.init(rawValue:))
+            ?? (BuiltInTransport.curl.isAvailable ? .curl : .urlSession)
 
     /// Whether this transport exists on this platform, rather than falling back to URLSession.
     public var isAvailable: Bool {

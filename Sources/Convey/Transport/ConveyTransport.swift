@@ -5,8 +5,9 @@ import FoundationNetworking
 
 /// What moves bytes for Convey: the seam between the request pipeline and the network.
 ///
-/// Convey ships `URLSessionTransport` (the default) and `StubTransport` (no network, for tests
-/// and demos). A transport throws `URLError`s or `ConveyError`s; the pipeline maps the rest.
+/// Convey ships `CurlTransport` (the default on Linux), `URLSessionTransport` (the default
+/// elsewhere) and `StubTransport` (no network, for tests and demos); see Docs/transports.md.
+/// A transport throws `URLError`s or `ConveyError`s; the pipeline maps the rest.
 public protocol ConveyTransport: Sendable {
     /// Performs one HTTP exchange and returns the whole response.
     ///

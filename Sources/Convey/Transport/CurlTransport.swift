@@ -28,17 +28,22 @@ public final class CurlTransport: ConveyTransport {
         /// The most time one exchange may take, redirects included, however fast data moves;
         /// enforced by curl (`CURLOPT_TIMEOUT_MS`). Default: `nil`, no limit beyond the idle timeout.
         public var totalTimeout: Duration?
+        /// A PEM file of the certificate authorities to trust instead of the system's store, for
+        /// servers with a private CA. Default: `nil`, the system's store.
+        public var trustedCertificatesFile: URL?
         /// Whether cookies the server sets are kept, in memory for this transport, and sent back
         /// with later requests, as URLSession does. Default: `true`.
         public var storesCookies: Bool
 
         /// Creates a configuration; every parameter has the documented default.
         public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
-                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true) {
+                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil,
+                    trustedCertificatesFile: URL? = nil, storesCookies: Bool = true) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.maximumRedirects = maximumRedirects
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
+            self.trustedCertificatesFile = trustedCertificatesFile
             self.storesCookies = storesCookies
         }
     }
@@ -102,6 +107,7 @@ public final class CurlTransport: ConveyTransport {
                                         connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
                                         totalTimeLeft: timeLeft,
                                         cookies: CurlCookies(share: loop.shareHandle, enabled: configuration.storesCookies),
+                                        trustedCertificatesFile: configuration.trustedCertificatesFile,
                                         progress: request.progress, easy: easy)
         } catch {
             loop.recycle(easy)

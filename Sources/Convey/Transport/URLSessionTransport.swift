@@ -3,7 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The default transport: URLSession, driven through classic delegate-based data tasks.
+/// The URLSession transport (the default on Apple platforms), driven through classic
+/// delegate-based data tasks.
 ///
 /// Why not `data(for:)`: on Linux the async API skips most delegate callbacks, and Convey needs
 /// the authentication challenge to stop a 401 Basic response from hanging forever (a

@@ -234,3 +234,25 @@ extension TransportWireTests {
         #expect(object["cookies"]?[name] == "yes")
     }
 }
+
+extension TransportWireTests {
+    @Test(arguments: TransportKind.allCases)
+    func untrustedCertificatesAreRejected(_ kind: TransportKind) async throws {
+        let error = await #expect(throws: URLError.self) {
+            _ = try await kind.make().send(try TestServers.nginxTLS("/hello.txt"))
+        }
+        // URLSession on Linux reports every TLS failure as .unknown; curl says what failed.
+        #expect(error?.code == (kind == .urlSession ? .unknown : .serverCertificateUntrusted))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func bodiesStreamFromAnInputStream(_ kind: TransportKind) async throws {
+        let text = String(repeating: "streamed ", count: 5_000)
+        var request = URLRequest(url: try TestServers.httpbin("/anything"))
+        request.httpMethod = "POST"
+        request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
+        request.httpBodyStream = InputStream(data: Data(text.utf8))
+        let response = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20)))
+        #expect(try echo(response).data == text)
+    }
+}

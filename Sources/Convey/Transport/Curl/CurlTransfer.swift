@@ -43,7 +43,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
     init(request: URLRequest, url: URL, bodyFile: URL?, idleTimeout: Duration, connectTimeout: Duration,
-         totalTimeLeft: Duration?, cookies: CurlCookies, progress: (@Sendable (TransferProgress) -> Void)?,
+         totalTimeLeft: Duration?, cookies: CurlCookies, trustedCertificatesFile: URL?, progress: (@Sendable (TransferProgress) -> Void)?,
          easy: CurlEasyHandle) throws {
         self.easy = easy
         self.url = url
@@ -61,6 +61,7 @@ final class CurlTransfer: @unchecked Sendable {
             requestBody = nil
         }
         configure(request, address: address, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft, cookies: cookies)
+        if let trustedCertificatesFile { easy.set(CURLOPT_CAINFO, string: trustedCertificatesFile.path) }
     }
 
     /// `scheme://authority` of an absolute URL's text: everything before the path.

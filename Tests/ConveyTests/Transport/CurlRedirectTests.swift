@@ -1,0 +1,90 @@
+#if canImport(CConveyCurlShim)
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Convey
+
+/// URLSession's redirect policy as CurlTransport applies it.
+struct CurlRedirectTests {
+    private let origin = URL(string: "https://api.example/v1/items?page=2")!
+
+    private func request(_ method: String, body: String? = nil, headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: origin)
+        request.httpMethod = method
+        request.httpBody = body.map { Data($0.utf8) }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    private func response(_ status: Int, location: String?) throws -> HTTPURLResponse {
+        try #require(HTTPURLResponse(url: origin, statusCode: status, httpVersion: "HTTP/1.1",
+                                     headerFields: location.map { ["Location": $0] } ?? [:]))
+    }
+
+    @Test func seeOtherTurnsAnyMethodButHEADIntoABodylessGET() throws {
+        for method in ["POST", "PUT", "DELETE"] {
+            let hop = try #require(CurlRedirect.nextHop(
+                after: try response(303, location: "/done"),
+                request: request(method, body: "x", headers: ["Content-Type": "text/plain"]), url: origin))
+            #expect(hop.request.httpMethod == "GET")
+            #expect(hop.request.httpBody == nil)
+            #expect(hop.request.value(forHTTPHeaderField: "Content-Type") == nil)
+            #expect(!hop.resendsBody)
+            #expect(hop.url.absoluteString == "https://api.example/done")
+        }
+        let head = try #require(CurlRedirect.nextHop(after: try response(303, location: "/done"), request: request("HEAD"), url: origin))
+        #expect(head.request.httpMethod == "HEAD")
+    }
+
+    @Test func movedAndFoundTurnOnlyPOSTIntoGET() throws {
+        for status in [301, 302] {
+            let post = try #require(CurlRedirect.nextHop(after: try response(status, location: "next"), request: request("POST", body: "x"), url: origin))
+            #expect(post.request.httpMethod == "GET")
+            #expect(post.url.absoluteString == "https://api.example/v1/next")
+            let put = try #require(CurlRedirect.nextHop(after: try response(status, location: "next"), request: request("PUT", body: "x"), url: origin))
+            #expect(put.request.httpMethod == "PUT")
+            #expect(put.request.httpBody == Data("x".utf8))
+            #expect(put.resendsBody)
+        }
+    }
+
+    @Test func temporaryAndPermanentRedirectsKeepMethodAndBody() throws {
+        for status in [307, 308] {
+            let hop = try #require(CurlRedirect.nextHop(after: try response(status, location: "https://api.example/other"),
+                                                        request: request("POST", body: "x"), url: origin))
+            #expect(hop.request.httpMethod == "POST")
+            #expect(hop.request.httpBody == Data("x".utf8))
+            #expect(hop.resendsBody)
+        }
+    }
+
+    @Test func credentialsStayWithTheirOrigin() throws {
+        let headers = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
+        let sameOrigin = try #require(CurlRedirect.nextHop(after: try response(302, location: "https://API.example:443/x"),
+                                                           request: request("GET", headers: headers), url: origin))
+        #expect(sameOrigin.request.value(forHTTPHeaderField: "Authorization") == "Bearer secret")
+        let elsewhere = try #require(CurlRedirect.nextHop(after: try response(302, location: "https://cdn.example/x"),
+                                                          request: request("GET", headers: headers), url: origin))
+        #expect(elsewhere.request.value(forHTTPHeaderField: "Authorization") == nil)
+        #expect(elsewhere.request.value(forHTTPHeaderField: "Cookie") == nil)
+        #expect(elsewhere.request.value(forHTTPHeaderField: "X-Other") == "kept")
+    }
+
+    @Test func finalResponsesAreNotFollowed() throws {
+        #expect(CurlRedirect.nextHop(after: try response(200, location: "/x"), request: request("GET"), url: origin) == nil)
+        #expect(CurlRedirect.nextHop(after: try response(304, location: "/x"), request: request("GET"), url: origin) == nil)
+        #expect(CurlRedirect.nextHop(after: try response(302, location: nil), request: request("GET"), url: origin) == nil)
+        #expect(CurlRedirect.nextHop(after: try response(302, location: "ftp://files.example/x"), request: request("GET"), url: origin) == nil)
+    }
+
+    @Test func aStreamedBodyCannotBeSentTwice() throws {
+        var streamed = request("PUT")
+        streamed.httpBodyStream = InputStream(data: Data("x".utf8))
+        #expect(CurlRedirect.nextHop(after: try response(307, location: "/x"), request: streamed, url: origin) == nil)
+        let seeOther = try #require(CurlRedirect.nextHop(after: try response(303, location: "/x"), request: streamed, url: origin))
+        #expect(seeOther.request.httpBodyStream == nil)
+    }
+}
+#endif

@@ -1,0 +1,135 @@
+#if canImport(CConveyCurlShim)
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Convey
+
+/// What only the curl transport offers or must guarantee, on the wire.
+@Suite("CurlTransport", .wire)
+struct CurlTransportTests {
+    @Test func trustedPrivateCertificatesAllowHTTP2() async throws {
+        let transport = CurlTransport(configuration: .init(trustedCertificatesFile: try TestServers.nginxTLSCertificate()))
+        let response = try await transport.send(try TestServers.nginxTLS("/hello.txt"))
+        #expect(response.response.statusCode == 200)
+        #expect(String(decoding: response.data, as: UTF8.self) == "Hello from nginx\n")
+        #expect(response.response.value(forHTTPHeaderField: "X-Protocol") == "HTTP/2.0")
+    }
+
+    @Test func manyRequestsShareOneHTTP2Connection() async throws {
+        let transport = CurlTransport(configuration: .init(trustedCertificatesFile: try TestServers.nginxTLSCertificate()))
+        let url = try TestServers.nginxTLS("/1k.bin")
+        let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<100 { group.addTask { try await transport.send(url).data.count } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(sizes == Array(repeating: 1024, count: 100))
+    }
+
+    @Test func totalTimeoutHoldsWhileDataKeepsFlowing() async throws {
+        let transport = CurlTransport(configuration: .init(totalTimeout: .milliseconds(600)))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: URLError.self) {
+            _ = try await transport.send(try TestServers.httpbin("/drip?duration=4&numbytes=40&delay=0"), timeout: .seconds(2))
+        }
+        #expect(error?.code == .timedOut)
+        #expect(started.duration(to: .now) < .seconds(2))
+    }
+
+    @Test func aTaskCancelledBeforeSendingNeverStarts() async throws {
+        let transport = CurlTransport()
+        let url = try TestServers.httpbin("/delay/2")
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await transport.send(url)
+        }
+        let result = await task.result
+        #expect(result.failure is CancellationError || (result.failure as? URLError)?.code == .cancelled)
+    }
+
+    @Test func requestsBeyondTheHostLimitWaitTheirTurn() async throws {
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 2))
+        let url = try TestServers.httpbin("/delay/0.3")
+        let started = ContinuousClock.now
+        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<6 { group.addTask { try await transport.send(url).response.statusCode } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 200, count: 6))
+        // Two at a time, three rounds of at least 0.3 s each.
+        #expect(started.duration(to: .now) >= .milliseconds(900))
+    }
+
+    @Test func cancellingAQueuedRequestLeavesTheOthersRunning() async throws {
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 1))
+        let slow = try TestServers.httpbin("/delay/0.5")
+        let running = Task { try await transport.send(slow) }
+        try await Task.sleep(for: .milliseconds(100))
+        let queued = Task { try await transport.send(slow) }
+        try await Task.sleep(for: .milliseconds(100))
+        queued.cancel()
+        #expect((await queued.result.failure as? URLError)?.code == .cancelled)
+        #expect(try await running.value.response.statusCode == 200)
+    }
+
+    @Test func aMissingBodyFileFailsBeforeSending() async throws {
+        let missing = FileManager.default.temporaryDirectory.appending(path: "convey-missing-\(UUID().uuidString)")
+        let error = await #expect(throws: URLError.self) {
+            _ = try await CurlTransport().send(try TestServers.httpbin("/post"), method: "POST", bodyFile: missing)
+        }
+        #expect(error?.code == .fileDoesNotExist)
+    }
+
+    @Test func cookiesCanBeTurnedOff() async throws {
+        let transport = CurlTransport(configuration: .init(storesCookies: false))
+        _ = try await transport.send(try TestServers.httpbin("/cookies/set?kept=no"))
+        let sent = try await transport.send(try TestServers.httpbin("/cookies"))
+        let object = try JSONDecoder().decode([String: [String: String]].self, from: sent.data)
+        #expect(object["cookies"] == [:])
+    }
+
+    @Test func handlesAreReusedAcrossManySequentialRequests() async throws {
+        let transport = CurlTransport()
+        let urls = [try TestServers.nginx("/1k.bin"), try TestServers.httpbin("/redirect/1"), try TestServers.httpbin("/status/404")]
+        for index in 0..<300 {
+            let response = try await transport.send(urls[index % urls.count])
+            #expect([200, 404].contains(response.response.statusCode))
+        }
+    }
+}
+
+/// The curl transport through the whole pipeline, chosen the documented way.
+@Suite("CurlTransport in the pipeline", .wire)
+struct CurlPipelineTests {
+    @Test @ConveyActor func builtInTransportChoosesCurl() async throws {
+        let server = try httpbinServer { $0.builtInTransport = .curl }
+        #expect(server.transport is CurlTransport)
+        server.configuration.builtInTransport = .urlSession
+        #expect(server.transport is URLSessionTransport)
+    }
+
+    struct Challenged: ServerTask {
+        let server: ConveyServer
+        var path: String { "basic-auth/u/p" }
+    }
+
+    struct Slow: ServerTask {
+        let server: ConveyServer
+        var path: String { "delay/3" }
+        var configuration: TaskConfiguration? { TaskConfiguration(timeout: .milliseconds(500)) }
+    }
+
+    @Test @ConveyActor func unauthorizedAndTimeoutsMapToConveyErrors() async throws {
+        let server = try httpbinServer { $0.builtInTransport = .curl }
+        let unauthorized = await #expect(throws: HTTPError.self) { try await Challenged(server: server).download() }
+        #expect(unauthorized?.statusCode == 401)
+        let timedOut = await #expect(throws: ConveyError.self) { try await Slow(server: server).download() }
+        guard case .timedOut(let failure) = timedOut else {
+            Issue.record("expected a timeout, got \(String(describing: timedOut))")
+            return
+        }
+        #expect(failure.kind == .attempt)
+    }
+}
+#endif
