@@ -258,8 +258,8 @@ func run() async throws {
         return
     }
     print("\nMemory over \(settings.memoryRequests) requests per client (16 in flight), resident MB at each tenth:\n")
-    print("| client | start | end | growth | bytes/request |")
-    print("|---|---|---|---|---|")
+    print("| client | start | end | growth | bytes/request | resident MB after each tenth |")
+    print("|---|---|---|---|---|---|")
     for client in clients {
         let tenth = max(1, settings.memoryRequests / 10)
         var samples = [Process.residentMB]
@@ -270,7 +270,7 @@ func run() async throws {
         // Growth from the first tenth on: the first batch also fills pools and caches.
         let growth = (samples.last ?? 0) - samples[1]
         print("| \(client.name) | \(format(samples[1], 1)) | \(format(samples.last ?? 0, 1)) | \(format(growth, 1)) MB | "
-              + "\(format(growth * 1_048_576 / Double(tenth * 9))) |")
+              + "\(format(growth * 1_048_576 / Double(tenth * 9))) | \(samples.dropFirst().map { format($0, 1) }.joined(separator: " ")) |")
     }
     print("\nPeak RSS: \(format(Process.peakResidentMB, 1)) MB")
 }

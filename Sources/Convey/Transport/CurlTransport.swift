@@ -55,7 +55,7 @@ public final class CurlTransport: ConveyTransport {
     /// Creates a transport with its own event loop thread and connection pool.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlEventLoop(maximumConnectionsPerHost: configuration.maximumConnectionsPerHost, maximumIdleHandles: 32)
+        loop = CurlEventLoop(configuration: configuration, maximumIdleHandles: 32)
     }
 
     deinit {
@@ -105,10 +105,7 @@ public final class CurlTransport: ConveyTransport {
         do {
             transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, idleTimeout: idleTimeout,
                                         connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
-                                        totalTimeLeft: timeLeft,
-                                        cookies: CurlCookies(share: loop.shareHandle, enabled: configuration.storesCookies),
-                                        trustedCertificatesFile: configuration.trustedCertificatesFile,
-                                        progress: request.progress, easy: easy)
+                                        totalTimeLeft: timeLeft, progress: request.progress, easy: easy)
         } catch {
             loop.recycle(easy)
             throw error

@@ -89,6 +89,30 @@ struct CurlTransportTests {
         #expect(object["cookies"] == [:])
     }
 
+    @Test func optionsDoNotCarryOverToTheNextRequestOnAHandle() async throws {
+        let transport = CurlTransport()
+        let anything = try TestServers.httpbin("/anything")
+        func echo(_ method: String, body: String? = nil, headers: [String: String] = [:]) async throws -> HTTPBinEcho {
+            let headers = body == nil ? headers : headers.merging(["Content-Type": "text/plain"]) { first, _ in first }
+            let response = try await transport.send(anything, method: method, headers: headers, body: body.map { Data($0.utf8) })
+            return try JSONDecoder().decode(HTTPBinEcho.self, from: response.data)
+        }
+        let head = try await transport.send(anything, method: "HEAD")
+        #expect(head.data.isEmpty)
+        #expect(try await echo("POST", body: "one").data == "one")
+        let get = try await echo("GET", headers: ["X-Only-Once": "yes"])
+        #expect(get.method == "GET")
+        #expect(get.data == "")
+        #expect(try await echo("PUT", body: "two").method == "PUT")
+        let plain = try await echo("GET")
+        #expect(plain.method == "GET")
+        #expect(plain.headers["X-Only-Once"] == nil)
+        #expect(try await echo("DELETE").method == "DELETE")
+        let identity = try await echo("GET", headers: ["Accept-Encoding": "identity"])
+        #expect(identity.headers["Accept-Encoding"] == "identity")
+        #expect(try await echo("GET").headers["Accept-Encoding"]?.contains("gzip") == true)
+    }
+
     @Test func handlesAreReusedAcrossManySequentialRequests() async throws {
         let transport = CurlTransport()
         let urls = [try TestServers.nginx("/1k.bin"), try TestServers.httpbin("/redirect/1"), try TestServers.httpbin("/status/404")]

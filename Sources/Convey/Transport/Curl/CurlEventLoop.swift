@@ -33,6 +33,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private let maximumIdleHandles: Int
     /// The cookie jar and TLS sessions of this loop's transfers; `nil` if libcurl could not make one.
     private let share: OpaquePointer?
+    private let handleDefaults: CurlHandleDefaults
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -41,11 +42,16 @@ final class CurlEventLoop: @unchecked Sendable {
     private var nextTimeoutCheck = UInt64.max
 
     /// Creates the loop and starts its thread; `nil` when libcurl cannot make a multi handle.
-    init?(maximumConnectionsPerHost: Int, maximumIdleHandles: Int) {
+    init?(configuration: CurlTransport.Configuration, maximumIdleHandles: Int) {
         guard CurlGlobal.initialized, let multi = curl_multi_init() else { return nil }
         self.multi = multi
         self.maximumIdleHandles = maximumIdleHandles
-        share = convey_curl_share_create()
+        let share = convey_curl_share_create()
+        self.share = share
+        handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
+                                            storesCookies: configuration.storesCookies,
+                                            trustedCertificatesFile: configuration.trustedCertificatesFile?.path)
+        let maximumConnectionsPerHost = configuration.maximumConnectionsPerHost
         queues = CurlHostQueues(connectionsPerOrigin: max(0, maximumConnectionsPerHost))
         let thread = Thread { [self] in run() }
         thread.name = "Convey curl event loop"
@@ -65,17 +71,12 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
     func takeHandle() -> CurlEasyHandle? {
-        idleHandles.withLock { $0.popLast() } ?? CurlEasyHandle()
+        idleHandles.withLock { $0.popLast() } ?? CurlEasyHandle(defaults: handleDefaults)
     }
 
-    /// The `CURLSH *` every transfer of this loop uses, if there is one.
-    var shareHandle: UnsafeMutableRawPointer? {
-        share.flatMap { convey_curl_share_handle($0) }
-    }
-
-    /// Returns a handle whose transfer is over, reset, to the pool.
+    /// Returns a handle whose transfer is over to the pool.
     func recycle(_ handle: CurlEasyHandle) {
-        handle.clearForReuse()
+        handle.prepareForReuse()
         idleHandles.withLock { handles in
             // A handle the pool has no room for is freed when this call drops it.
             if handles.count < maximumIdleHandles { handles.append(handle) }

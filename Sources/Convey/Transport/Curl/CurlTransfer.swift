@@ -43,8 +43,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
     init(request: URLRequest, url: URL, bodyFile: URL?, idleTimeout: Duration, connectTimeout: Duration,
-         totalTimeLeft: Duration?, cookies: CurlCookies, trustedCertificatesFile: URL?, progress: (@Sendable (TransferProgress) -> Void)?,
-         easy: CurlEasyHandle) throws {
+         totalTimeLeft: Duration?, progress: (@Sendable (TransferProgress) -> Void)?, easy: CurlEasyHandle) throws {
         self.easy = easy
         self.url = url
         let address = url.absoluteString
@@ -60,8 +59,7 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             requestBody = nil
         }
-        configure(request, address: address, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft, cookies: cookies)
-        if let trustedCertificatesFile { easy.set(CURLOPT_CAINFO, string: trustedCertificatesFile.path) }
+        configure(request, address: address, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft)
     }
 
     /// `scheme://authority` of an absolute URL's text: everything before the path.
@@ -75,21 +73,16 @@ final class CurlTransfer: @unchecked Sendable {
         return String(address[..<end]).lowercased()
     }
 
-    private func configure(_ request: URLRequest, address: String, connectTimeout: Duration, totalTimeLeft: Duration?,
-                           cookies: CurlCookies) {
+    /// Sets every option a request may change, each time: the handle keeps the last request's
+    /// options otherwise (see `CurlEasyHandle` for why it is not reset).
+    private func configure(_ request: URLRequest, address: String, connectTimeout: Duration, totalTimeLeft: Duration?) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         easy.set(CURLOPT_URL, string: address)
-        easy.set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         easy.set(CURLOPT_WRITEDATA, pointer: context)
-        easy.set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         easy.set(CURLOPT_HEADERDATA, pointer: context)
-        easy.set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        easy.set(CURLOPT_PIPEWAIT, 1)
+        easy.set(CURLOPT_READDATA, pointer: context)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
-        if let totalTimeLeft { easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft.curlMilliseconds) }
-        if let share = cookies.share { easy.set(CURLOPT_SHARE, pointer: share) }
-        // An empty file name turns on curl's cookie engine without reading any file.
-        if cookies.enabled { easy.set(CURLOPT_COOKIEFILE, string: "") }
+        easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft?.curlMilliseconds ?? 0)
 
         let method = request.httpMethod ?? "GET"
         var fields = request.allHTTPHeaderFields ?? [:]
@@ -98,6 +91,7 @@ final class CurlTransfer: @unchecked Sendable {
         let acceptEncoding = CurlHeaderName.remove("Accept-Encoding", from: &fields)
         if let acceptEncoding, acceptEncoding.lowercased() == "identity" {
             fields["Accept-Encoding"] = acceptEncoding
+            easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
         } else {
             easy.set(CURLOPT_ACCEPT_ENCODING, string: acceptEncoding ?? "")
         }
@@ -105,21 +99,25 @@ final class CurlTransfer: @unchecked Sendable {
         _ = CurlHeaderName.remove("Content-Length", from: &fields)
 
         var lines: [String] = []
+        // Back to a plain GET first (this also clears NOBODY and UPLOAD), then the method.
+        easy.set(CURLOPT_HTTPGET, 1)
+        let sendsBody = method != "HEAD" && (requestBody != nil || ["POST", "PUT", "PATCH"].contains(method))
         if method == "HEAD" {
             easy.set(CURLOPT_NOBODY, 1)
-        } else if requestBody != nil || ["POST", "PUT", "PATCH"].contains(method) {
+        } else if sendsBody {
             easy.set(CURLOPT_POST, 1)
             easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody?.size ?? (requestBody == nil ? 0 : -1))
-            easy.set(CURLOPT_READFUNCTION, callback: curlReadCallback)
-            easy.set(CURLOPT_READDATA, pointer: context)
-            if method != "POST" {
-                easy.set(CURLOPT_CUSTOMREQUEST, string: method)
-                // curl labels every body form-encoded; URLSession only POST bodies.
-                if !fields.keys.contains(where: { CurlHeaderName.matches($0, "Content-Type") }) { lines.append("Content-Type:") }
+            // curl labels every body form-encoded; URLSession only POST bodies.
+            if method != "POST", !fields.keys.contains(where: { CurlHeaderName.matches($0, "Content-Type") }) {
+                lines.append("Content-Type:")
             }
             // No `Expect: 100-continue` round trip, as with URLSession.
             lines.append("Expect:")
-        } else if method != "GET" {
+        }
+        let methodCurlSends = method == "HEAD" ? "HEAD" : sendsBody ? "POST" : "GET"
+        if method == methodCurlSends {
+            easy.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
+        } else {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method)
         }
         for (name, value) in fields {
@@ -128,7 +126,7 @@ final class CurlTransfer: @unchecked Sendable {
         for line in lines {
             headerList = line.withCString { curl_slist_append(headerList, $0) } ?? headerList
         }
-        if let headerList { easy.set(CURLOPT_HTTPHEADER, list: headerList) }
+        easy.set(CURLOPT_HTTPHEADER, list: headerList)
     }
 
     /// Returns the handle's resources once the loop has handed the transfer back.
@@ -194,28 +192,21 @@ final class CurlTransfer: @unchecked Sendable {
     }
 }
 
-/// Where a transfer keeps cookies: the transport's shared jar, when cookies are on.
-struct CurlCookies: @unchecked Sendable {
-    /// The `CURLSH *` holding the jar and TLS sessions.
-    var share: UnsafeMutableRawPointer?
-    var enabled: Bool
-}
-
 // Plain C functions: they cannot throw, and nothing in them can unwind into curl.
 
-private let curlWriteCallback: convey_curl_data_callback = { buffer, size, count, context in
+let curlWriteCallback: convey_curl_data_callback = { buffer, size, count, context in
     guard let buffer, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
 }
 
-private let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, context in
+let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, context in
     guard let buffer, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
 }
 
-private let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
+let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
     guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.sendBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
