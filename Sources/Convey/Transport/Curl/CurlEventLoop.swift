@@ -122,7 +122,8 @@ final class CurlEventLoop: @unchecked Sendable {
             expireIdleTransfers()
 
             let goesToSleep = shared.withLock { state in
-                state.sleeping = state.inbox.isEmpty
+                // Not when the transport closed meanwhile and nothing is left: then exit at once.
+                state.sleeping = state.inbox.isEmpty && !(state.closing && active.isEmpty && queues.waitingCount == 0)
                 return state.sleeping
             }
             if goesToSleep { curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil) }

@@ -106,7 +106,8 @@ final class CurlTransfer: @unchecked Sendable {
             easy.set(CURLOPT_NOBODY, 1)
         } else if sendsBody {
             easy.set(CURLOPT_POST, 1)
-            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody?.size ?? (requestBody == nil ? 0 : -1))
+            // -1: a stream of unknown length, sent chunked.
+            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody.map { $0.size ?? -1 } ?? 0)
             // curl labels every body form-encoded; URLSession only POST bodies.
             if method != "POST", !fields.keys.contains(where: { CurlHeaderName.matches($0, "Content-Type") }) {
                 lines.append("Content-Type:")
@@ -211,5 +212,4 @@ let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.sendBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
 }
-
 #endif
