@@ -122,7 +122,7 @@ public final class CurlTransport: ConveyTransport {
         } onCancel: {
             loop.cancel(transfer)
         }
-        return try transfer.outcome()
+        return try transfer.outcome(after: loop.handOffLock)
     }
 }
 #endif

@@ -2,7 +2,6 @@
 import CConveyCurlShim
 import CCurl
 import Foundation
-import Synchronization
 
 /// The thread that drives one curl multi handle, and the only code that touches it.
 ///
@@ -10,6 +9,9 @@ import Synchronization
 /// `curl_multi_wakeup` when it sleeps. The thread adds and removes easy handles, runs
 /// `curl_multi_perform`, enforces idle timeouts, and resumes each transfer's continuation when
 /// it ends. Idle easy handles wait in a pool for the next request.
+///
+/// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
+/// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
 final class CurlEventLoop: @unchecked Sendable {
     private enum Command {
         case start(CurlTransfer)
@@ -27,9 +29,13 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`.
     private let multi: UnsafeMutableRawPointer
-    private let shared = Mutex(Shared())
+    private let sharedLock = NSLock()
+    private var shared = Shared()
     /// Easy handles waiting for their next request, behind a lock of their own.
-    private let idleHandles = Mutex([CurlEasyHandle]())
+    private let idleHandlesLock = NSLock()
+    private var idleHandles: [CurlEasyHandle] = []
+    /// Orders a finished transfer's results before its sender reads them (see `CurlTransfer.outcome`).
+    let handOffLock = NSLock()
     private let maximumIdleHandles: Int
     /// The cookie jar and TLS sessions of this loop's transfers; `nil` if libcurl could not make one.
     private let share: OpaquePointer?
@@ -60,10 +66,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Lets the thread end once it is idle; the transport calls it when it goes away.
     func close() {
-        shared.withLock { state in
-            state.closing = true
+        sharedLock.withLock {
+            shared.closing = true
             // Inside the lock: once `closing` is seen, the loop may free the multi handle.
-            if state.sleeping { curl_multi_wakeup(multi) }
+            if shared.sleeping { curl_multi_wakeup(multi) }
         }
     }
 
@@ -71,15 +77,15 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
     func takeHandle() -> CurlEasyHandle? {
-        idleHandles.withLock { $0.popLast() } ?? CurlEasyHandle(defaults: handleDefaults)
+        idleHandlesLock.withLock { idleHandles.popLast() } ?? CurlEasyHandle(defaults: handleDefaults)
     }
 
     /// Returns a handle whose transfer is over to the pool.
     func recycle(_ handle: CurlEasyHandle) {
         handle.prepareForReuse()
-        idleHandles.withLock { handles in
+        idleHandlesLock.withLock {
             // A handle the pool has no room for is freed when this call drops it.
-            if handles.count < maximumIdleHandles { handles.append(handle) }
+            if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
         }
     }
 
@@ -94,10 +100,10 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     private func submit(_ command: Command) {
-        let wake = shared.withLock { state in
-            state.inbox.append(command)
-            defer { state.sleeping = false }
-            return state.sleeping
+        let wake = sharedLock.withLock {
+            shared.inbox.append(command)
+            defer { shared.sleeping = false }
+            return shared.sleeping
         }
         // Outside the lock, so that the woken loop does not wait for it. Safe: the loop only
         // frees the multi handle after `close()`, which cannot run while a sender holds the transport.
@@ -108,11 +114,14 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func run() {
         var running: Int32 = 0
+        // Swapped with the inbox, so that both arrays keep their storage from one round to the next.
+        var commands: [Command] = []
         while true {
-            let (commands, closing) = shared.withLock { state in
-                defer { state.inbox.removeAll(keepingCapacity: true) }
-                state.sleeping = false
-                return (state.inbox, state.closing)
+            commands.removeAll(keepingCapacity: true)
+            let closing = sharedLock.withLock {
+                swap(&commands, &shared.inbox)
+                shared.sleeping = false
+                return shared.closing
             }
             for command in commands { handle(command) }
             if closing, active.isEmpty, commands.isEmpty, queues.waitingCount == 0 { break }
@@ -121,15 +130,15 @@ final class CurlEventLoop: @unchecked Sendable {
             finishCompletedTransfers()
             expireIdleTransfers()
 
-            let goesToSleep = shared.withLock { state in
+            let goesToSleep = sharedLock.withLock {
                 // Not when the transport closed meanwhile and nothing is left: then exit at once.
-                state.sleeping = state.inbox.isEmpty && !(state.closing && active.isEmpty && queues.waitingCount == 0)
-                return state.sleeping
+                shared.sleeping = shared.inbox.isEmpty && !(shared.closing && active.isEmpty && queues.waitingCount == 0)
+                return shared.sleeping
             }
             if goesToSleep { curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil) }
         }
         curl_multi_cleanup(multi)
-        idleHandles.withLock { $0.removeAll() }
+        idleHandlesLock.withLock { idleHandles.removeAll() }
         convey_curl_share_destroy(share)
     }
 
@@ -181,7 +190,8 @@ final class CurlEventLoop: @unchecked Sendable {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                   let transfer = active[easy] else { continue }
-            transfer.result = convey_curl_message_result(message)
+            let result = convey_curl_message_result(message)
+            handOffLock.withLock { transfer.result = result }
             let multiplexed = transfer.result == CURLE_OK
                 && transfer.easy.info(CURLINFO_HTTP_VERSION) >= Int(CURL_HTTP_VERSION_2_0)
             remove(transfer, multiplexed: multiplexed)
@@ -230,9 +240,11 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Hands `transfer` back to its sender.
     private func end(_ transfer: CurlTransfer, failure: URLError?) {
-        transfer.failure = failure
-        let continuation = transfer.continuation
-        transfer.continuation = nil
+        let continuation = handOffLock.withLock {
+            transfer.failure = failure
+            defer { transfer.continuation = nil }
+            return transfer.continuation
+        }
         continuation?.resume()
     }
 }

@@ -137,8 +137,10 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = nil
     }
 
-    /// The response, or the `URLError` the transfer ended with.
-    func outcome() throws -> (response: HTTPURLResponse, body: Data) {
+    /// The response, or the `URLError` the transfer ended with. `handOff` is the lock the loop
+    /// held when it finished the transfer: taking it orders everything the loop wrote before.
+    func outcome(after handOff: NSLock) throws -> (response: HTTPURLResponse, body: Data) {
+        handOff.withLock {}
         if let failure { throw failure }
         guard result == CURLE_OK else {
             throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
