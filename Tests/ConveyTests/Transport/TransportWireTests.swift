@@ -80,20 +80,23 @@ struct TransportWireTests {
         #expect(try echo(response).url?.hasSuffix("/get") == true)
     }
 
+    /// Sends `method` with a text body to httpbin's `/redirect-to`, which answers `status`
+    /// pointing at `/anything`, and returns what `/anything` received.
+    private func redirected(_ kind: TransportKind, status: Int, method: String, body: String) async throws -> HTTPBinEcho {
+        try echo(try await kind.make().send(try TestServers.httpbin("/redirect-to?url=/anything&status_code=\(status)"),
+                                           method: method, headers: ["Content-Type": "text/plain"], body: Data(body.utf8)))
+    }
+
     @Test(arguments: TransportKind.allCases)
     func seeOtherTurnsPOSTIntoGET(_ kind: TransportKind) async throws {
-        let response = try await kind.make().send(try TestServers.httpbin("/redirect-to?url=/anything&status_code=303"),
-                                                  method: "POST", headers: ["Content-Type": "text/plain"], body: Data("gone".utf8))
-        let echoed = try echo(response)
+        let echoed = try await redirected(kind, status: 303, method: "POST", body: "gone")
         #expect(echoed.method == "GET")
         #expect(echoed.data == "")
     }
 
     @Test(arguments: TransportKind.allCases)
     func temporaryRedirectKeepsMethodAndBody(_ kind: TransportKind) async throws {
-        let response = try await kind.make().send(try TestServers.httpbin("/redirect-to?url=/anything&status_code=307"),
-                                                  method: "PUT", headers: ["Content-Type": "text/plain"], body: Data("kept".utf8))
-        let echoed = try echo(response)
+        let echoed = try await redirected(kind, status: 307, method: "PUT", body: "kept")
         #expect(echoed.method == "PUT")
         withKnownIssue("URLSession on Linux drops the body when it follows a redirect") {
             #expect(echoed.data == "kept")
