@@ -37,6 +37,15 @@ struct CurlTransportTests {
         #expect(started.duration(to: .now) < .seconds(2))
     }
 
+    @Test func connectTimeoutIsItsOwn() async throws {
+        let server = try UnacceptingServer()
+        let transport = CurlTransport(configuration: .init(connectTimeout: .milliseconds(300)))
+        let started = ContinuousClock.now
+        let error = await #expect(throws: URLError.self) { _ = try await transport.send(server.url, timeout: .seconds(10)) }
+        #expect(error?.code == .timedOut)
+        #expect(started.duration(to: .now) < .seconds(3))
+    }
+
     @Test func aTaskCancelledBeforeSendingNeverStarts() async throws {
         let transport = CurlTransport()
         let url = try TestServers.httpbin("/delay/2")

@@ -164,6 +164,19 @@ struct TransportWireTests {
         #expect(started.duration(to: .now) < .milliseconds(2500))
     }
 
+    #if canImport(Glibc)
+    @Test(arguments: TransportKind.allCases)
+    func connectingCountsAgainstTheTimeout(_ kind: TransportKind) async throws {
+        let server = try UnacceptingServer()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: URLError.self) {
+            _ = try await kind.make().send(server.url, timeout: .milliseconds(500))
+        }
+        #expect(error?.code == .timedOut)
+        #expect(started.duration(to: .now) < .milliseconds(2500))
+    }
+    #endif
+
     @Test(arguments: TransportKind.allCases)
     func cancellationEndsTheTransferPromptly(_ kind: TransportKind) async throws {
         let transport = kind.make()
@@ -255,7 +268,10 @@ extension TransportWireTests {
         request.httpMethod = "POST"
         request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
         request.httpBodyStream = InputStream(data: Data(text.utf8))
-        let response = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20)))
+        let log = ProgressLog()
+        let response = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20),
+                                                                   progress: { log.add($0) }))
         #expect(try echo(response).data == text)
+        #expect(log.reports.last?.bytesSent == Int64(text.utf8.count))
     }
 }
