@@ -69,7 +69,8 @@ public final class CurlTransport: ConveyTransport {
         var redirects = 0
         while true {
             guard let url = hopRequest.url else { throw URLError(.badURL) }
-            try Task.checkCancellation()
+            // As URLSession reports it, whether the task was cancelled before or during a transfer.
+            if Task.isCancelled { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
             let timeLeft = try deadline.map { deadline in
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else { throw URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
