@@ -1,0 +1,12 @@
+import Foundation
+@testable import Convey
+
+/// Collects progress reports from any thread.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [TransferProgress] = []
+
+    func add(_ progress: TransferProgress) { lock.withLock { items.append(progress) } }
+
+    var reports: [TransferProgress] { lock.withLock { items } }
+}
