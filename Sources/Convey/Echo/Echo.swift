@@ -15,6 +15,7 @@ struct AttemptRecord: Sendable {
     var duration: Duration
     var attemptNumber: Int
     var error: (any Error)?
+    var cacheStatus: CacheStatus = .network
 }
 
 /// Prints attempts to the server's echo sink in the task's echo style.
@@ -32,7 +33,7 @@ enum Echo {
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
             statusCode: exchange?.statusCode, responseHeaders: exchange?.httpResponse.headerFields ?? [:],
             responseBody: exchange?.data, duration: exchange?.duration ?? duration,
-            attemptNumber: attemptNumber, error: error)
+            attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
         server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
     }
 }
@@ -64,6 +65,7 @@ struct EchoFormatter {
         if record.statusCode != nil {
             line += " · ↑\(Self.format(bytes: record.requestBody?.count ?? 0)) ↓\(Self.format(bytes: record.responseBody?.count ?? 0))"
         }
+        if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
         if let error = record.error {
             line += error.isCancellation ? " · cancelled" : " ✗ " + ((error as? any PresentableError)?.logDetail ?? String(describing: error))

@@ -72,21 +72,26 @@ struct TaskRunner<T: DownloadingTask> {
             request = try await task.willSendRequest(request: request)
             attempt.request = request
 
-            // Send.
+            // Send, through the cache: it may answer, add conditional headers, store, or fall back.
             let startedAt = Date()
             let sendClock = ContinuousClock.now
             let timeout = RequestBuilder.timeout(for: task, server: server)
-            let sent: TransportResponse
+            let answer: CacheAnswer
             do {
                 let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
-                sent = try await server.transport.send(TransportRequest(
-                    urlRequest: request, bodyFile: bodyFile, timeout: timeout,
-                    allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained))
+                answer = try await CacheCoordinator(task: task, server: server).respond(to: request) { sending in
+                    try await server.transport.send(TransportRequest(
+                        urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
+                        allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained))
+                }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)
             }
-            let exchange = ServerResponse(payload: sent.data, data: sent.data, request: request, httpResponse: sent.response,
+            let sent = answer.response
+            attempt.request = answer.request
+            var exchange = ServerResponse(payload: sent.data, data: sent.data, request: answer.request, httpResponse: sent.response,
                                           startedAt: startedAt, duration: sendClock.duration(to: .now), attemptNumber: attemptNumber)
+            exchange.cacheStatus = answer.status
             attempt.exchange = exchange
 
             // Validate.

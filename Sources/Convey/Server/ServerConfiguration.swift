@@ -40,6 +40,12 @@ public struct ServerConfiguration: Sendable {
     public var echoSink: any EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
+    /// The HTTP cache GET and HEAD tasks read and fill. Default: `nil`, no caching; set a
+    /// `DataCache` (memory only, or backed by a folder) to turn it on. See Docs/caching.md.
+    public var cache: DataCache?
+    /// How tasks use `cache` unless they choose their own `cacheStrategy`. Default: `.localFirst`,
+    /// HTTP's own freshness and revalidation rules.
+    public var defaultCacheStrategy: CacheStrategy = .localFirst
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -42,6 +42,11 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     var decoder: JSONDecoder { get }
     /// The request body. Default: none. Upload tasks provide it from their `uploadPayload`.
     var requestBody: RequestBody? { get async throws }
+    /// How the task uses the server's cache. Default: the server's `defaultCacheStrategy`. See `CacheStrategy`.
+    var cacheStrategy: CacheStrategy { get }
+    /// Whether responses to requests carrying `Authorization` may be stored and reused (only for
+    /// requests with the same `Authorization`). Default: `false`, such requests bypass the cache.
+    var cachesAuthorizedResponses: Bool { get }
 
     /// What to echo for this task. Default: the server's `defaultEchoStyle` (`.recorded`).
     var echoStyle: TaskEchoStyle { get }
@@ -74,6 +79,8 @@ extension DownloadingTask {
     public var requestBody: RequestBody? {
         get async throws { nil }
     }
+    public var cacheStrategy: CacheStrategy { server.configuration.defaultCacheStrategy }
+    public var cachesAuthorizedResponses: Bool { false }
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
     public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }
