@@ -205,6 +205,11 @@ final class DiskTier: @unchecked Sendable {
 
     /// `folder/ab/abcdef…` for a key whose SHA-256 starts with `ab`.
     func path(for key: String) -> String {
+        Self.path(forKey: key, inFolder: folderPath)
+    }
+
+    /// The path of the file for `key` in the cache folder at `folderPath`.
+    static func path(forKey key: String, inFolder folderPath: String) -> String {
         let name = SHA256.hexDigest(key)
         return folderPath + "/" + name.prefix(2) + "/" + name
     }

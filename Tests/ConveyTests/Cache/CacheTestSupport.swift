@@ -6,7 +6,7 @@ import Testing
 @testable import Convey
 
 /// A fresh folder under the temporary directory, removed when `body` ends however it ends.
-func withTemporaryFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
+func withTemporaryFolder<Result>(isolation: isolated (any Actor)? = #isolation, _ body: (URL) async throws -> Result) async throws -> Result {
     let folder = FileManager.default.temporaryDirectory.appending(path: "convey-cache-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
