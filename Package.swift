@@ -11,6 +11,7 @@ let package = Package(
     targets: [
         .target(name: "Convey", path: "Sources/Convey"),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness"),
+        .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Benchmarks/CacheBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

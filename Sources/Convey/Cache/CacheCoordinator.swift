@@ -89,13 +89,13 @@ struct CacheCoordinator {
             if CacheControl(refreshed.header("Cache-Control")).noStore || requestControl.noStore {
                 await cache.remove(key: key)
             } else {
-                await cache.store(refreshed)
+                await cache.storeInBackground(refreshed)
             }
             return CacheAnswer(request: sending, response: try replay(refreshed, url: url), status: .revalidated)
         }
 
         if HTTPCacheRules.reasonNotToStore(request: request, response: sent.response, requestControl: requestControl) == nil {
-            await cache.store(CachedResponse(
+            await cache.storeInBackground(CachedResponse(
                 key: key, statusCode: status, headers: HTTPCacheRules.storedHeaders(of: sent.response),
                 body: method == "HEAD" ? Data() : sent.data, requestedAt: requestedAt, receivedAt: receivedAt,
                 varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.response.value(forHTTPHeaderField: "Vary"), request: request),

@@ -9,7 +9,7 @@ enum CacheKey {
     /// The key for a request with `method` to `url`.
     static func key(for url: URL, method: HTTPMethod) -> String {
         var text = url.absoluteString
-        if let hash = text.firstIndex(of: "#") { text = String(text[..<hash]) }
-        return method == .head ? "HEAD " + text : text
+        if let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) { text = String(text[..<hash]) }
+        return method.rawValue == "HEAD" ? "HEAD " + text : text
     }
 }

@@ -10,33 +10,36 @@ import FoundationNetworking
 /// neither `max-age` nor `Expires` is stale as soon as it is stored (Convey uses no heuristic
 /// freshness), so it is revalidated before reuse when it has a validator.
 public struct CachedResponse: Sendable {
-    /// The cache key: the full URL, query string included (`"HEAD "` in front for HEAD requests).
-    public let key: String
-    /// The stored status code.
-    public let statusCode: Int
-    /// The stored header fields, names as the server sent them.
-    public let headers: [String: String]
-    /// The stored body.
-    public let body: Data
-    /// When the request that produced this response was sent.
-    public let requestedAt: Date
-    /// When the response arrived (or was last confirmed by a 304).
-    public let receivedAt: Date
-    /// The request header values named by the response's `Vary`, lowercased names, `nil` for absent.
-    let varyingRequestHeaders: [VaryingHeader]
-    /// The SHA-256 of the request's `Authorization` value, when it carried one; never the value itself.
-    let authorizationFingerprint: String?
+    /// Every field lives in one immutable object, so handing an entry out of the cache costs one
+    /// reference count, not one per string, dictionary and buffer inside it.
+    private let storage: Storage
 
+    /// The cache key: the full URL, query string included (`"HEAD "` in front for HEAD requests).
+    public var key: String { storage.key }
+    /// The stored status code.
+    public var statusCode: Int { storage.statusCode }
+    /// The stored header fields, names as the server sent them.
+    public var headers: [String: String] { storage.headers }
+    /// The stored body.
+    public var body: Data { storage.body }
+    /// When the request that produced this response was sent.
+    public var requestedAt: Date { storage.requestedAt }
+    /// When the response arrived (or was last confirmed by a 304).
+    public var receivedAt: Date { storage.receivedAt }
+    /// The request header values named by the response's `Vary`, lowercased names, `nil` for absent.
+    var varyingRequestHeaders: [VaryingHeader] { storage.varyingRequestHeaders }
+    /// The SHA-256 of the request's `Authorization` value, when it carried one; never the value itself.
+    var authorizationFingerprint: String? { storage.authorizationFingerprint }
     /// The `ETag` validator, when the server sent one.
-    public let eTag: String?
+    public var eTag: String? { storage.eTag }
     /// The `Last-Modified` validator, when the server sent one.
-    public let lastModified: String?
+    public var lastModified: String? { storage.lastModified }
     /// How long the response stays fresh after it was generated, in seconds; 0 when the server gave no lifetime.
-    public let freshnessLifetime: TimeInterval
+    public var freshnessLifetime: TimeInterval { storage.freshnessLifetime }
     /// The response's `Cache-Control` directives.
-    let control: CacheControl
+    var control: CacheControl { storage.control }
     /// The age the response already had when it arrived (RFC 9111 §4.2.3 `corrected_initial_age`).
-    let initialAge: TimeInterval
+    var initialAge: TimeInterval { storage.initialAge }
 
     /// A request header value the stored response depends on through `Vary`.
     struct VaryingHeader: Sendable, Hashable {
@@ -61,32 +64,54 @@ public struct CachedResponse: Sendable {
 
     init(key: String, statusCode: Int, headers: [String: String], body: Data, requestedAt: Date, receivedAt: Date,
          varyingRequestHeaders: [VaryingHeader], authorizationFingerprint: String?) {
-        self.key = key
-        self.statusCode = statusCode
-        self.headers = headers
-        self.body = body
-        self.requestedAt = requestedAt
-        self.receivedAt = receivedAt
-        self.varyingRequestHeaders = varyingRequestHeaders
-        self.authorizationFingerprint = authorizationFingerprint
+        storage = Storage(key: key, statusCode: statusCode, headers: headers, body: body, requestedAt: requestedAt, receivedAt: receivedAt,
+                          varyingRequestHeaders: varyingRequestHeaders, authorizationFingerprint: authorizationFingerprint)
+    }
 
-        let field = { (name: String) in headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value }
-        eTag = field("ETag")
-        lastModified = field("Last-Modified")
-        control = CacheControl(field("Cache-Control"))
-        let date = field("Date").flatMap(HTTPDate.parse)
-        if let maxAge = control.maxAge {
-            freshnessLifetime = TimeInterval(maxAge)
-        } else if let expiresText = field("Expires") {
-            // An invalid Expires (often "0" or "-1") means "already expired" (RFC 9111 §5.3).
-            freshnessLifetime = HTTPDate.parse(expiresText).map { max(0, $0.timeIntervalSince(date ?? receivedAt)) } ?? 0
-        } else {
-            freshnessLifetime = 0
+    private final class Storage: Sendable {
+        let key: String
+        let statusCode: Int
+        let headers: [String: String]
+        let body: Data
+        let requestedAt: Date
+        let receivedAt: Date
+        let varyingRequestHeaders: [VaryingHeader]
+        let authorizationFingerprint: String?
+        let eTag: String?
+        let lastModified: String?
+        let freshnessLifetime: TimeInterval
+        let control: CacheControl
+        let initialAge: TimeInterval
+
+        init(key: String, statusCode: Int, headers: [String: String], body: Data, requestedAt: Date, receivedAt: Date,
+             varyingRequestHeaders: [VaryingHeader], authorizationFingerprint: String?) {
+            self.key = key
+            self.statusCode = statusCode
+            self.headers = headers
+            self.body = body
+            self.requestedAt = requestedAt
+            self.receivedAt = receivedAt
+            self.varyingRequestHeaders = varyingRequestHeaders
+            self.authorizationFingerprint = authorizationFingerprint
+
+            let field = { (name: String) in headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value }
+            eTag = field("ETag")
+            lastModified = field("Last-Modified")
+            control = CacheControl(field("Cache-Control"))
+            let date = field("Date").flatMap(HTTPDate.parse)
+            if let maxAge = control.maxAge {
+                freshnessLifetime = TimeInterval(maxAge)
+            } else if let expiresText = field("Expires") {
+                // An invalid Expires (often "0" or "-1") means "already expired" (RFC 9111 §5.3).
+                freshnessLifetime = HTTPDate.parse(expiresText).map { max(0, $0.timeIntervalSince(date ?? receivedAt)) } ?? 0
+            } else {
+                freshnessLifetime = 0
+            }
+            let ageValue = field("Age").flatMap { TimeInterval($0.trimmingASCIIWhitespace()) }.map { max(0, $0) } ?? 0
+            let apparentAge = max(0, receivedAt.timeIntervalSince(date ?? receivedAt))
+            let responseDelay = max(0, receivedAt.timeIntervalSince(requestedAt))
+            initialAge = max(apparentAge, ageValue + responseDelay)
         }
-        let ageValue = field("Age").flatMap { TimeInterval($0.trimmingASCIIWhitespace()) }.map { max(0, $0) } ?? 0
-        let apparentAge = max(0, receivedAt.timeIntervalSince(date ?? receivedAt))
-        let responseDelay = max(0, receivedAt.timeIntervalSince(requestedAt))
-        initialAge = max(apparentAge, ageValue + responseDelay)
     }
 
     /// The URL the entry answers, when its key is a URL.

@@ -63,10 +63,17 @@ public actor DataCache {
         await entry(forKey: CacheKey.key(for: url, method: method))
     }
 
-    /// Stores `response` under its key, replacing what was there, in memory and on disk.
+    /// Stores `response` under its key, replacing what was there, in memory and on disk; returns
+    /// once the disk file is written.
     public nonisolated func store(_ response: CachedResponse) async {
         await keepInMemory(response, replacing: true)
-        disk?.write(response)
+        guard let disk else { return }
+        await disk.perform { disk.write(response) }
+    }
+
+    /// Waits until every disk write queued so far (by task runs, which do not wait for the disk) is done.
+    public nonisolated func flush() async {
+        await disk?.perform {}
     }
 
     /// Removes the stored responses (GET and HEAD) for `url`.
@@ -77,12 +84,14 @@ public actor DataCache {
     /// Removes every stored response, in memory and on disk.
     public nonisolated func removeAll() async {
         await clearMemory()
-        disk?.removeAll()
+        guard let disk else { return }
+        await disk.perform { disk.removeAll() }
     }
 
     /// Trims the disk tier now instead of waiting for the background sweep: measures the folder,
     /// removes abandoned temporary files and, over the limit, the least recently used entries.
     public nonisolated func trimDisk() async {
+        await flush()
         disk?.sweep()
     }
 
@@ -109,16 +118,26 @@ public actor DataCache {
         return found
     }
 
-    /// Removes the entry for `key` from both tiers.
+    /// Keeps `response` in memory now and queues its disk write without waiting, so a task's
+    /// answer is never held up by the disk; later changes to the same key are queued after it.
+    nonisolated func storeInBackground(_ response: CachedResponse) async {
+        await keepInMemory(response, replacing: true)
+        guard let disk else { return }
+        disk.enqueue { disk.write(response) }
+    }
+
+    /// Removes the entry for `key` from both tiers, after any queued write of it.
     nonisolated func remove(key: String) async {
         await forgetInMemory(key)
-        disk?.remove(key: key)
+        guard let disk else { return }
+        await disk.perform { disk.remove(key: key) }
     }
 
     /// Replaces every stored entry that `change` returns a replacement for, in both tiers.
-    nonisolated func rewriteAll(_ change: @Sendable (CachedResponse) -> CachedResponse?) async {
+    nonisolated func rewriteAll(_ change: @escaping @Sendable (CachedResponse) -> CachedResponse?) async {
         await rewriteMemory(change)
-        disk?.rewriteEntries(change)
+        guard let disk else { return }
+        await disk.perform { disk.rewriteEntries(change) }
     }
 
     private func memoryEntry(forKey key: String) -> CachedResponse? {

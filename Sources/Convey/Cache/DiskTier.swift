@@ -16,8 +16,10 @@ import Darwin
 /// temporary file, which a sweep removes. Size is kept under the limit by a background sweep that
 /// deletes the least recently used files (by modification time, which reads refresh).
 ///
-/// All I/O runs on the calling thread, never on an actor: reads of different entries proceed in
-/// parallel. The only shared state, a few counters, sits behind a lock.
+/// Reads run on the calling thread, never on an actor, so reads of different entries proceed in
+/// parallel. Changes (writes, removals) run in order on one serial queue, so a removal can never
+/// be overtaken by an older write, and callers may queue a write without waiting for the disk.
+/// The only other shared state, a few counters, sits behind a lock.
 final class DiskTier: @unchecked Sendable {
     /// The cache folder.
     let folder: URL
@@ -28,6 +30,7 @@ final class DiskTier: @unchecked Sendable {
     private let writerTag = "\(getpid())-\(UInt32.random(in: .min ... .max))"
     private let lock = NSLock()
     private let sweepLock = NSLock()
+    private let changes = DispatchQueue(label: "Convey.DataCache.disk-changes", qos: .utility)
     private var state = State()
 
     private struct State {
@@ -70,6 +73,23 @@ final class DiskTier: @unchecked Sendable {
 
     var counts: DiskCounts { lock.withLock { state.counts } }
 
+    // MARK: Ordering changes
+
+    /// Runs `change` after every change queued before it, and waits for it.
+    func perform(_ change: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            changes.async {
+                change()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Queues `change` after every change queued before it, without waiting.
+    func enqueue(_ change: @escaping @Sendable () -> Void) {
+        changes.async(execute: change)
+    }
+
     // MARK: Entries
 
     /// The sound entry stored for `key`, or `nil`. A corrupt file is deleted; a file holding a
@@ -111,7 +131,8 @@ final class DiskTier: @unchecked Sendable {
         }
     }
 
-    /// Writes `entry` atomically; `false` when it could not be written or exceeds the size limit.
+    /// Writes `entry` atomically, on the calling thread; `false` when it could not be written or
+    /// exceeds the size limit. Call it through `perform` or `enqueue` to keep changes in order.
     @discardableResult
     func write(_ entry: CachedResponse) -> Bool {
         let bytes = CacheEntryFormat.encode(entry)

@@ -61,6 +61,7 @@ struct CacheWireTests {
             let second = try await cache.data(from: url)
             #expect(second.payload == expected)
             #expect(second.cacheStatus == .revalidated)
+            await cache.flush()
 
             let offline = try DataCache(folder: folder)
             let local = try await offline.data(from: url, strategy: .localOnly)
@@ -74,6 +75,7 @@ struct CacheWireTests {
             let cache = try DataCache(folder: folder, memoryCostLimit: 0)
             let server = try nginx(cache: cache)
             let first = try await CacheProbeTask(server: server, path: "10k.json").download()
+            await cache.flush()
             let file = try #require(FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?
                 .allObjects.compactMap { $0 as? URL }.first { $0.lastPathComponent.count == 64 })
             var bytes = try Data(contentsOf: file)
@@ -85,6 +87,7 @@ struct CacheWireTests {
             #expect(second.request.value(forHTTPHeaderField: "If-None-Match") == nil)
             #expect(second.data == first.data)
             #expect(await cache.statistics.droppedDiskEntries == 1)
+            await cache.flush()
             let third = try await CacheProbeTask(server: server, path: "10k.json").download()
             #expect(third.cacheStatus == .revalidated)
             #expect(third.data == first.data)
