@@ -58,6 +58,10 @@ func makeServer(remote: Remote, cache: DataCache?) -> ConveyServer {
     return ConveyServer(remote: remote, configuration: configuration)
 }
 
+extension ConveyServer {
+    func setTransport(_ transport: any ConveyTransport) { self.transport = transport }
+}
+
 @ConveyActor
 func fetch(_ server: ConveyServer, _ path: String, _ strategy: CacheStrategy) async throws -> ServerResponse<Data> {
     try await BenchTask(server: server, path: path, cacheStrategy: strategy).download()
@@ -118,6 +122,13 @@ func runBenchmarks() async throws {
             _ = try await fetch(freshServer, "10k.json", .localFirst)
         }
         print(pipelineHit.line())
+        let stub = await makeServer(remote: remote, cache: nil)
+        await stub.setTransport(StubTransport { request in
+            try TransportResponse(url: request.urlRequest.url ?? nginxURL, headers: ["Content-Type": "application/json"], body: sample.data)
+        })
+        print(try await measure("reference: stub transport, no cache", count: 20_000 / scale) { _ in
+            _ = try await fetch(stub, "10k.json", .never)
+        }.line())
     } else {
         print("\n(CONVEY_NGINX_URL not set: network figures skipped; run scripts/bench-cache)")
     }
@@ -164,6 +175,9 @@ func runBenchmarks() async throws {
     for index in 0..<bigCount { await bigMemory.store(entry(index, body: body1k)) }
     print(await measure("memory hit among \(bigCount) entries", count: 200_000 / scale, batch: 100) { index in
         _ = await bigMemory.response(for: url((index &* 7919) % bigCount))
+    }.line())
+    print(await measure("memory hit, 1000 hot keys among \(bigCount)", count: 200_000 / scale, batch: 100) { index in
+        _ = await bigMemory.response(for: url((index &* 7919) % 1000))
     }.line())
     let smallMemory = DataCache(memoryCostLimit: 1 << 30)
     for index in 0..<1000 { await smallMemory.store(entry(index, body: body1k)) }

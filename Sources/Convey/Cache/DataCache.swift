@@ -92,7 +92,7 @@ public actor DataCache {
     /// removes abandoned temporary files and, over the limit, the least recently used entries.
     public nonisolated func trimDisk() async {
         await flush()
-        disk?.sweep()
+        await disk?.sweepNow()
     }
 
     /// Counts of what the cache has done, for monitoring and benchmarks.

@@ -68,7 +68,7 @@ final class DiskTier: @unchecked Sendable {
             throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: "the folder is not writable"))
         }
         lock.withLock { state.sweepScheduled = true }
-        Task.detached(priority: .background) { [self] in sweep() }
+        sweepInBackground()
     }
 
     var counts: DiskCounts { lock.withLock { state.counts } }
@@ -149,7 +149,7 @@ final class DiskTier: @unchecked Sendable {
             state.sweepScheduled = true
             return true
         }
-        if sweepNeeded { Task.detached(priority: .background) { [self] in sweep() } }
+        if sweepNeeded { sweepInBackground() }
         return written
     }
 
@@ -183,6 +183,22 @@ final class DiskTier: @unchecked Sendable {
     }
 
     // MARK: Sweeping
+
+    /// Sweeps on a utility dispatch queue: a sweep blocks on the file system for a while (about
+    /// 0.2 s per 100k files) and must not hold one of Swift concurrency's few cooperative threads.
+    private func sweepInBackground() {
+        DispatchQueue.global(qos: .utility).async { [self] in sweep() }
+    }
+
+    /// Sweeps now, off the cooperative threads, and returns when done.
+    func sweepNow() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global(qos: .utility).async { [self] in
+                sweep()
+                continuation.resume()
+            }
+        }
+    }
 
     /// Measures the folder, deletes abandoned temporary files and, when the entries exceed the
     /// size limit, deletes the least recently used down to 90% of it. Runs one at a time.
