@@ -230,7 +230,7 @@ struct CacheStrategyTests {
         let server = try cachingStubServer(origin, cache: cache)
         let response = try await CacheProbeTask(server: server, path: "never", strategy: .never).download()
         #expect(response.cacheStatus == .network)
-        #expect(await cache.response(for: URL(string: "https://stub.example/never")!) == nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/never")) == nil)
         _ = try await CacheProbeTask(server: server, path: "never").download()
         _ = try await CacheProbeTask(server: server, path: "never", strategy: .never).download()
         #expect(origin.count == 3)
@@ -246,7 +246,7 @@ struct CacheStrategyTests {
         _ = try await CacheProbeTask(server: server, path: "secret").download()
         #expect(origin.count == 2)
         #expect(origin.requests[1].value(forHTTPHeaderField: "If-None-Match") == nil)
-        #expect(await cache.response(for: URL(string: "https://stub.example/secret")!) == nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/secret")) == nil)
     }
 
     @Test func aNoStoreAnswerRemovesWhatWasStoredBefore() async throws {
@@ -254,9 +254,9 @@ struct CacheStrategyTests {
         let cache = DataCache()
         let server = try cachingStubServer(origin, cache: cache)
         _ = try await CacheProbeTask(server: server, path: "turned").download()
-        #expect(await cache.response(for: URL(string: "https://stub.example/turned")!) != nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/turned")) != nil)
         _ = try await CacheProbeTask(server: server, path: "turned").download()
-        #expect(await cache.response(for: URL(string: "https://stub.example/turned")!) == nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/turned")) == nil)
     }
 
     @Test func theQueryStringIsPartOfTheKey() async throws {
@@ -282,7 +282,7 @@ struct CacheStrategyTests {
         _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice).download()
         _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice).download()
         #expect(origin.count == 2)
-        #expect(await cache.response(for: URL(string: "https://stub.example/me")!) == nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/me")) == nil)
 
         _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice, cachesAuthorizedResponses: true).download()
         let aliceAgain = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice, cachesAuthorizedResponses: true).download()
@@ -314,9 +314,9 @@ struct CacheStrategyTests {
         let cache = DataCache()
         let server = try cachingStubServer(origin, cache: cache)
         _ = try await CacheProbeTask(server: server, path: "doc").download()
-        #expect(await cache.response(for: URL(string: "https://stub.example/doc")!) != nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/doc")) != nil)
         _ = try await CacheProbeTask(server: server, path: "doc", method: .post).download()
-        #expect(await cache.response(for: URL(string: "https://stub.example/doc")!) == nil)
+        #expect(await cache.response(for: try testURL("https://stub.example/doc")) == nil)
         let reread = try await CacheProbeTask(server: server, path: "doc").download()
         #expect(reread.stringResult == "GET 3")
     }

@@ -13,6 +13,11 @@ func withTemporaryFolder<Result>(isolation: isolated (any Actor)? = #isolation, 
     return try await body(folder)
 }
 
+/// A URL from a literal in a test; a typo fails the test instead of crashing the run.
+func testURL(_ text: String) throws -> URL {
+    try #require(URL(string: text))
+}
+
 /// A GET task whose cache strategy, headers and authorization opt-in a test chooses.
 struct CacheProbeTask: ServerTask {
     let server: ConveyServer

@@ -5,11 +5,11 @@ import Testing
 /// The disk tier through `DataCache`: persistence, self-verification, eviction, concurrency.
 @Suite("Disk cache")
 struct DiskCacheTests {
-    private func response(_ path: String, body: Data, headers: [String: String] = ["Cache-Control": "max-age=600"]) -> CachedResponse {
-        CachedResponse(url: URL(string: "https://disk.example/\(path)")!, headers: headers, body: body)
+    private func response(_ path: String, body: Data, headers: [String: String] = ["Cache-Control": "max-age=600"]) throws -> CachedResponse {
+        CachedResponse(url: try testURL("https://disk.example/\(path)"), headers: headers, body: body)
     }
 
-    private func url(_ path: String) -> URL { URL(string: "https://disk.example/\(path)")! }
+    private func url(_ path: String) throws -> URL { try testURL("https://disk.example/\(path)") }
 
     /// A cache on `folder` that keeps nothing in memory, so every read goes to disk.
     private func diskOnly(_ folder: URL, limit: Int = 1 << 24) throws -> DataCache {
@@ -24,12 +24,12 @@ struct DiskCacheTests {
     @Test func entriesSurviveANewCacheOnTheSameFolder() async throws {
         try await withTemporaryFolder { folder in
             let body = Data("persisted".utf8)
-            await (try DataCache(folder: folder)).store(response("kept?q=1", body: body, headers: ["ETag": "\"k\""]))
+            await (try DataCache(folder: folder)).store(try response("kept?q=1", body: body, headers: ["ETag": "\"k\""]))
             let reopened = try DataCache(folder: folder)
-            let found = await reopened.response(for: url("kept?q=1"))
+            let found = await reopened.response(for: try url("kept?q=1"))
             #expect(found?.body == body)
             #expect(found?.eTag == "\"k\"")
-            #expect(await reopened.response(for: url("kept?q=2")) == nil)
+            #expect(await reopened.response(for: try url("kept?q=2")) == nil)
             #expect(await reopened.statistics.diskHits == 1)
             #expect(await reopened.statistics.memoryEntryCount == 1)
         }
@@ -38,12 +38,12 @@ struct DiskCacheTests {
     @Test func aCorruptFileIsDroppedNeverServed() async throws {
         try await withTemporaryFolder { folder in
             let cache = try diskOnly(folder)
-            await cache.store(response("corrupt", body: Data(repeating: 7, count: 10_000)))
+            await cache.store(try response("corrupt", body: Data(repeating: 7, count: 10_000)))
             let file = try #require(entryFiles(in: folder).first)
             var bytes = try Data(contentsOf: file)
             bytes[bytes.count - 100] ^= 0xFF
             try bytes.write(to: file)
-            #expect(await cache.response(for: url("corrupt")) == nil)
+            #expect(await cache.response(for: try url("corrupt")) == nil)
             #expect(!FileManager.default.fileExists(atPath: file.path))
             #expect(await cache.statistics.droppedDiskEntries == 1)
         }
@@ -53,10 +53,10 @@ struct DiskCacheTests {
         try await withTemporaryFolder { folder in
             let cache = try diskOnly(folder)
             for length in [0, 10, 5000] {
-                await cache.store(response("cut", body: Data(repeating: 1, count: 10_000)))
+                await cache.store(try response("cut", body: Data(repeating: 1, count: 10_000)))
                 let file = try #require(entryFiles(in: folder).first)
                 try Data(try Data(contentsOf: file).prefix(length)).write(to: file)
-                #expect(await cache.response(for: url("cut")) == nil, "cut at \(length)")
+                #expect(await cache.response(for: try url("cut")) == nil, "cut at \(length)")
             }
             #expect(await cache.statistics.droppedDiskEntries == 3)
         }
@@ -65,16 +65,16 @@ struct DiskCacheTests {
     @Test func aFileHoldingAnotherKeyIsAMissAndIsLeftAlone() async throws {
         try await withTemporaryFolder { folder in
             let cache = try diskOnly(folder)
-            await cache.store(response("owner", body: Data("owner's".utf8)))
+            await cache.store(try response("owner", body: Data("owner's".utf8)))
             let ownerFile = try #require(entryFiles(in: folder).first)
             // Simulate a name collision: the file for "victim" holds "owner"'s entry.
-            let victimPath = DiskTier.path(forKey: CacheKey.key(for: url("victim"), method: .get), inFolder: folder.standardizedFileURL.path)
+            let victimPath = DiskTier.path(forKey: CacheKey.key(for: try url("victim"), method: .get), inFolder: folder.standardizedFileURL.path)
             try FileManager.default.createDirectory(atPath: (victimPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: ownerFile.path, toPath: victimPath)
-            #expect(await cache.response(for: url("victim")) == nil)
+            #expect(await cache.response(for: try url("victim")) == nil)
             #expect(FileManager.default.fileExists(atPath: victimPath))
             #expect(await cache.statistics.droppedDiskEntries == 0)
-            #expect(await cache.response(for: url("owner"))?.body == Data("owner's".utf8))
+            #expect(await cache.response(for: try url("owner"))?.body == Data("owner's".utf8))
         }
     }
 
@@ -83,21 +83,21 @@ struct DiskCacheTests {
             let limit = 100_000
             let cache = try diskOnly(folder, limit: limit)
             let body = Data(repeating: 0xAB, count: 4000)
-            for index in 0..<20 { await cache.store(response("item\(index)", body: body)) }
+            for index in 0..<20 { await cache.store(try response("item\(index)", body: body)) }
             try await Task.sleep(for: .milliseconds(20))
             // Reading refreshes an entry's time, so item0 is now the most recently used.
-            #expect(await cache.response(for: url("item0")) != nil)
+            #expect(await cache.response(for: try url("item0")) != nil)
             try await Task.sleep(for: .milliseconds(20))
-            for index in 20..<40 { await cache.store(response("item\(index)", body: body)) }
+            for index in 20..<40 { await cache.store(try response("item\(index)", body: body)) }
             await cache.trimDisk()
 
             let sizes = try entryFiles(in: folder).map { try #require(try $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) }
             #expect(sizes.reduce(0, +) <= limit)
             #expect(await cache.statistics.diskSize <= limit)
             #expect(await cache.statistics.evictedDiskFiles > 0)
-            #expect(await cache.response(for: url("item0")) != nil)
-            #expect(await cache.response(for: url("item39")) != nil)
-            #expect(await cache.response(for: url("item1")) == nil)
+            #expect(await cache.response(for: try url("item0")) != nil)
+            #expect(await cache.response(for: try url("item39")) != nil)
+            #expect(await cache.response(for: try url("item1")) == nil)
         }
     }
 
@@ -105,7 +105,7 @@ struct DiskCacheTests {
         try await withTemporaryFolder { folder in
             let limit = 50_000
             let cache = try diskOnly(folder, limit: limit)
-            for index in 0..<30 { await cache.store(response("bg\(index)", body: Data(count: 4000))) }
+            for index in 0..<30 { await cache.store(try response("bg\(index)", body: Data(count: 4000))) }
             let deadline = ContinuousClock.now + .seconds(20)
             while await cache.statistics.diskSize > limit, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
@@ -118,9 +118,9 @@ struct DiskCacheTests {
     @Test func anEntryBiggerThanTheDiskLimitIsNotWritten() async throws {
         try await withTemporaryFolder { folder in
             let cache = try DataCache(folder: folder, diskSizeLimit: 1000)
-            await cache.store(response("big", body: Data(count: 5000)))
+            await cache.store(try response("big", body: Data(count: 5000)))
             #expect(entryFiles(in: folder).isEmpty)
-            #expect(await cache.response(for: url("big"))?.body.count == 5000)
+            #expect(await cache.response(for: try url("big"))?.body.count == 5000)
         }
     }
 
@@ -142,11 +142,11 @@ struct DiskCacheTests {
     @Test func removeAllEmptiesBothTiersButKeepsTheFolder() async throws {
         try await withTemporaryFolder { folder in
             let cache = try DataCache(folder: folder)
-            for index in 0..<5 { await cache.store(response("gone\(index)", body: Data("x".utf8))) }
+            for index in 0..<5 { await cache.store(try response("gone\(index)", body: Data("x".utf8))) }
             await cache.removeAll()
             #expect(entryFiles(in: folder).isEmpty)
             #expect(FileManager.default.fileExists(atPath: folder.path))
-            #expect(await cache.response(for: url("gone0")) == nil)
+            #expect(await cache.response(for: try url("gone0")) == nil)
             #expect(await cache.statistics.memoryEntryCount == 0)
         }
     }
@@ -175,8 +175,8 @@ struct DiskCacheTests {
                             let key = keys[(worker * 7 + round) % keys.count]
                             if round % 3 == 0 {
                                 let body = Data("\(key)|worker \(worker) round \(round)|".utf8) + Data(repeating: UInt8(worker), count: 2000 + round)
-                                await cache.store(response(key, body: body))
-                            } else if let found = await cache.response(for: url(key)) {
+                                await cache.store(try response(key, body: body))
+                            } else if let found = await cache.response(for: try url(key)) {
                                 #expect(found.body.starts(with: Data("\(key)|".utf8)), "a read of \(key) returned another key's body")
                             }
                         }
@@ -186,7 +186,7 @@ struct DiskCacheTests {
             }
             let reopened = try diskOnly(folder)
             for key in keys {
-                let found = try #require(await reopened.response(for: url(key)))
+                let found = try #require(await reopened.response(for: try url(key)))
                 #expect(found.body.starts(with: Data("\(key)|".utf8)))
             }
             #expect(await reopened.statistics.droppedDiskEntries == 0)

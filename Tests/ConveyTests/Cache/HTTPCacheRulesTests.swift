@@ -7,7 +7,11 @@ import Testing
 
 @Suite("HTTP cache rules")
 struct HTTPCacheRulesTests {
-    private let url = URL(string: "https://example.com/items?page=2")!
+    private let url: URL
+
+    init() throws {
+        url = try testURL("https://example.com/items?page=2")
+    }
 
     @Test func httpDatesParseInAllThreeFormats() {
         let expected = Date(timeIntervalSince1970: 784_111_777)
@@ -96,7 +100,7 @@ struct HTTPCacheRulesTests {
     }
 
     @Test func aResponseFromARedirectIsNotStoredUnderTheOriginalURL() throws {
-        let redirected = try #require(HTTPURLResponse(url: URL(string: "https://example.com/elsewhere")!, statusCode: 200, httpVersion: nil, headerFields: [:]))
+        let redirected = try #require(HTTPURLResponse(url: try testURL("https://example.com/elsewhere"), statusCode: 200, httpVersion: nil, headerFields: [:]))
         let request = URLRequest(url: url)
         #expect(HTTPCacheRules.reasonNotToStore(request: request, response: redirected, requestControl: CacheControl(nil))
                 == "the response came through a redirect")
@@ -149,10 +153,10 @@ struct HTTPCacheRulesTests {
         #expect(try !confirms(["ETag": "\"v2\""]))
     }
 
-    @Test func theKeyIsTheWholeURLWithItsQueryButWithoutTheFragment() {
-        #expect(CacheKey.key(for: URL(string: "https://a.example/p?x=1#top")!, method: .get) == "https://a.example/p?x=1")
-        #expect(CacheKey.key(for: URL(string: "https://a.example/p?x=2")!, method: .get) != CacheKey.key(for: URL(string: "https://a.example/p?x=1")!, method: .get))
-        #expect(CacheKey.key(for: URL(string: "https://a.example/p")!, method: .head) == "HEAD https://a.example/p")
+    @Test func theKeyIsTheWholeURLWithItsQueryButWithoutTheFragment() throws {
+        #expect(CacheKey.key(for: try testURL("https://a.example/p?x=1#top"), method: .get) == "https://a.example/p?x=1")
+        #expect(CacheKey.key(for: try testURL("https://a.example/p?x=2"), method: .get) != CacheKey.key(for: try testURL("https://a.example/p?x=1"), method: .get))
+        #expect(CacheKey.key(for: try testURL("https://a.example/p"), method: .head) == "HEAD https://a.example/p")
     }
 
     private func entry(headers: [String: String], requestedAt: Date? = nil, receivedAt: Date = Date(),
