@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import Convey
+
+private struct Get: ServerTask {
+    let server: ConveyServer
+    let path: String
+    var configuration: TaskConfiguration?
+}
+
+@Suite("URLSession transport on the wire", .wire)
+struct URLSessionTransportTests {
+    @Test func basicAuthChallengeWithoutCredentialsEndsAsUnauthorizedInsteadOfHanging() async throws {
+        let server = try await httpbinServer()
+        let clock = ContinuousClock.now
+        let error = await #expect(throws: HTTPError.self) {
+            try await Get(server: server, path: "basic-auth/user/pass", configuration: .init(timeout: .seconds(20))).download()
+        }
+        #expect(error?.statusCode == 401)
+        #expect(error?.clientError == .unauthorized)
+        #expect(error?.header("WWW-Authenticate")?.hasPrefix("Basic") == true)
+        #expect(clock.duration(to: .now) < .seconds(10))
+    }
+
+    @Test func idleTimeoutEndsAsTypedTimeout() async throws {
+        let server = try await httpbinServer()
+        let error = await #expect(throws: ConveyError.self) {
+            try await Get(server: server, path: "delay/3", configuration: .init(timeout: .milliseconds(500))).download()
+        }
+        guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
+        #expect(failure.kind == .attempt)
+        #expect(failure.limit == .milliseconds(500))
+    }
+
+    @Test func cancellingTheSwiftTaskCancelsTheTransferPromptly() async throws {
+        let server = try await httpbinServer()
+        let clock = ContinuousClock.now
+        let run = Task { try await Get(server: server, path: "drip?duration=5&numbytes=5", configuration: nil).download() }
+        try await Task.sleep(for: .milliseconds(300))
+        run.cancel()
+        let result = await run.result
+        #expect(throws: ConveyError.self) { try result.get() }
+        #expect((result.failure)?.isCancellation == true)
+        #expect((result.failure)?.displayMessage == nil)
+        #expect(clock.duration(to: .now) < .seconds(2))
+    }
+}
