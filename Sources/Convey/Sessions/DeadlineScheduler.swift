@@ -1,5 +1,8 @@
 /// Ends runs at their total timeout with one sleeping task for all of them, so a deadline costs a
 /// dictionary insert, not a timer per run. URLSession on Linux ignores its own resource timeout.
+///
+/// The timer is only moved earlier, never cancelled when the last run ends: runs mostly finish long
+/// before their deadline, and the next run's deadline is usually later, so the armed timer serves it.
 @ConveyActor
 final class DeadlineScheduler {
     static let shared = DeadlineScheduler()
@@ -17,11 +20,6 @@ final class DeadlineScheduler {
 
     func forget(_ session: ConveySession) {
         sessions[ObjectIdentifier(session)] = nil
-        if sessions.isEmpty {
-            timer?.cancel()
-            timer = nil
-            wakeAt = nil
-        }
     }
 
     private func schedule(at instant: ContinuousClock.Instant) {

@@ -234,7 +234,8 @@ struct TaskRunnerTests {
         }
         let server = try stubServer(gate)
         let run = Task { try await HookedTask<Data>(server: server, log: log).download() }
-        try await Task.sleep(for: .milliseconds(50))
+        while log.events.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(20))
         run.cancel()
         let result = await run.result
         let error = try #require(result.failure)

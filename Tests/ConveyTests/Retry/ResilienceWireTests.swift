@@ -55,7 +55,8 @@ struct ResilienceWireTests {
         let tag = "wire-\(UUID())"
         let tagged = Task { try await WireTask(server: server, path: "delay/2", sessionTag: tag).download() }
         let untagged = Task { try await WireTask(server: server, path: "delay/1").download() }
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitForSessions(count: 1) { $0.tag == tag }
+        try await Task.sleep(for: .milliseconds(100))
         let clock = ContinuousClock.now
         #expect(ConveySession.cancel(sessionWithTag: tag) == 1)
         #expect(await tagged.result.failure?.isCancellation == true)

@@ -103,7 +103,8 @@ struct RetryTests {
         var task = RetryingTask(server: try server(script), log: log)
         task.retryPolicy = RetryPolicy(maxAttempts: 5, baseDelay: .seconds(30), jitter: 0)
         let run = Task { try await task.download() }
-        try await Task.sleep(for: .milliseconds(100))
+        while script.requestCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(20))
         let clock = ContinuousClock.now
         run.cancel()
         let result = await run.result

@@ -15,6 +15,16 @@ private struct OtherSlowTask: ServerTask {
     var path: String { "other" }
 }
 
+/// Waits until `count` runs match, so tests do not depend on how fast a loaded machine starts them.
+@ConveyActor
+func waitForSessions(count: Int, timeout: Duration = .seconds(10), where matches: (ConveySession) -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ConveySession.activeSessions.filter(matches).count < count {
+        guard ContinuousClock.now < deadline else { Issue.record("sessions did not start"); return }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
 @Suite("Sessions")
 @ConveyActor
 struct ConveySessionTests {
@@ -34,7 +44,7 @@ struct ConveySessionTests {
         let alsoTagged = Task { try await SlowTask(server: server, sessionTag: "search", log: log).download() }
         let otherTag = Task { try await SlowTask(server: server, sessionTag: "profile", log: log).download() }
         let untagged = Task { try await SlowTask(server: server, sessionTag: nil, log: log).download() }
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitForSessions(count: 4) { $0.taskType == SlowTask.self }
         #expect(ConveySession.activeSessions.filter { $0.tag == "search" }.count == 2)
         #expect(ConveySession.cancel(sessionWithTag: "search") == 2)
         #expect(await tagged.result.failure?.isCancellation == true)
@@ -48,7 +58,8 @@ struct ConveySessionTests {
         let server = try slowServer()
         let other = Task { try await OtherSlowTask(server: server).download() }
         let slow = Task { try await SlowTask(server: server, sessionTag: "by-type", log: log).download() }
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitForSessions(count: 1) { $0.tag == "by-type" }
+        try await waitForSessions(count: 1) { $0.taskType == OtherSlowTask.self }
         #expect(ConveySession.cancel(tasksOfType: OtherSlowTask.self) >= 1)
         #expect(await other.result.failure?.isCancellation == true)
         #expect(try await slow.value.stringResult == "done")
@@ -62,14 +73,14 @@ struct ConveySessionTests {
     }
 
     @Test func cancellingOneRunLeavesTheCallersTaskUsable() async throws {
-        let server = try slowServer(.milliseconds(300))
+        let server = try slowServer(.milliseconds(600))
         let tag = "one-\(UUID())"
         let caller = Task { () -> String in
             let first = try? await SlowTask(server: server, sessionTag: tag, log: log).download()
             let second = try await SlowTask(server: server, sessionTag: nil, log: log).download()
             return "\(first == nil) \(second.stringResult ?? "")"
         }
-        try await Task.sleep(for: .milliseconds(100))
+        try await waitForSessions(count: 1) { $0.tag == tag }
         ConveySession.cancel(sessionWithTag: tag)
         #expect(try await caller.value == "true done")
     }
