@@ -44,4 +44,25 @@ struct URLSessionTransportTests {
         #expect((result.failure)?.displayMessage == nil)
         #expect(clock.duration(to: .now) < .seconds(2))
     }
+
+    @Test func fractionalTimeoutsAreNotTruncatedToWholeSeconds() async throws {
+        let server = try await httpbinServer()
+        let clock = ContinuousClock.now
+        await #expect(throws: ConveyError.self) {
+            try await Get(server: server, path: "delay/5", configuration: .init(timeout: .milliseconds(1500))).download()
+        }
+        let elapsed = clock.duration(to: .now)
+        #expect(elapsed >= .milliseconds(1400), "URLSession on Linux alone would fire after 1 s")
+        #expect(elapsed < .seconds(4))
+    }
+
+    @Test func responsesAreNeverServedFromURLCache() async throws {
+        // URLCache on Linux keys entries without the query string; Convey turns it off.
+        let server = try await httpbinServer()
+        for value in ["one", "two"] {
+            let response = try await Get(server: server, path: "response-headers?Cache-Control=max-age%3D600&value=\(value)", configuration: nil).download()
+            let body = try JSONDecoder().decode([String: String].self, from: response.data)
+            #expect(body["value"] == value)
+        }
+    }
 }
