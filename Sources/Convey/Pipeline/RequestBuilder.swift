@@ -38,6 +38,7 @@ enum RequestBuilder {
         if !configuration.enableGZipDownloads { headers["Accept-Encoding"] = "identity" }
         headers.append(contentsOf: configuration.defaultHeaders)
         if let contentType = body?.contentType { headers["Content-Type"] = contentType }
+        if let contentEncoding = body?.contentEncoding { headers["Content-Encoding"] = contentEncoding }
         headers.append(contentsOf: try await task.headers)
         for header in headers { request.setValue(header.value, forHTTPHeaderField: header.name) }
 
