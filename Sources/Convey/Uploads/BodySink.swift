@@ -17,10 +17,3 @@ struct MemorySink: BodySink {
     mutating func write(_ bytes: Data) { data.append(bytes) }
     mutating func finish() {}
 }
-
-extension ConveyError {
-    /// An `encodingFailed` error for an upload body: what could not be encoded, and why.
-    static func upload(_ subject: String, _ reason: String) -> ConveyError {
-        .encodingFailed(EncodingFailure(subject: subject, reason: reason))
-    }
-}

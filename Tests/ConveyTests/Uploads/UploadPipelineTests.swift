@@ -70,6 +70,45 @@ struct UploadPipelineTests {
         #expect(log.events.isEmpty)
     }
 
+    /// Whether file permissions stop this process from reading a file (they do not for root).
+    nonisolated static let permissionsApply: Bool = {
+        let file = FileManager.default.temporaryDirectory.appending(path: "convey-permission-probe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: file) }
+        guard FileManager.default.createFile(atPath: file.path(percentEncoded: false), contents: Data([1]),
+                                             attributes: [.posixPermissions: 0]) else { return false }
+        return !FileManager.default.isReadableFile(atPath: file.path(percentEncoded: false))
+    }()
+
+    @Test(.enabled(if: permissionsApply, "the process reads any file (root)"))
+    func unreadableFileFailsBeforeSending() async throws {
+        defer { scratch.remove() }
+        let log = EventLog()
+        let server = try stubServer(.answering(log: log))
+        let file = try scratch.file("secret.bin", Data([1]))
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: file.path(percentEncoded: false))
+        let error = await #expect(throws: ConveyError.self) {
+            try await MIMEUpload(server: server, uploadPayload: MIMEPayload(parts: [MIMEPart(name: "secret", fileURL: file)]),
+                                 stagingDirectory: scratch.url).send()
+        }
+        #expect(error?.encodingFailure?.reason == "it is not readable")
+        #expect(log.events.isEmpty)
+    }
+
+    @Test func missingStagingDirectoryFailsBeforeSending() async throws {
+        defer { scratch.remove() }
+        let log = EventLog()
+        let server = try stubServer(.answering(log: log))
+        let nowhere = scratch.url.appending(path: "missing", directoryHint: .isDirectory)
+        let error = await #expect(throws: ConveyError.self) {
+            try await MIMEUpload(server: server, uploadPayload: MIMEPayload(parts: [
+                MIMEPart(name: "f", fileURL: try scratch.file("a.txt", Data("a".utf8))),
+            ]), stagingDirectory: nowhere).send()
+        }
+        #expect(error?.encodingFailure?.subject.hasPrefix("the staged request body in ") == true)
+        #expect(error?.encodingFailure?.reason == "the staging directory does not exist")
+        #expect(log.events.isEmpty)
+    }
+
     @Test func everyKindSendsItsContentType() async throws {
         defer { scratch.remove() }
         let seen = RequestLog()
