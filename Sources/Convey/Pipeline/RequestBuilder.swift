@@ -33,6 +33,7 @@ enum RequestBuilder {
         if !configuration.enableGZipDownloads { headers["Accept-Encoding"] = "identity" }
         headers.append(contentsOf: configuration.defaultHeaders)
         if let contentType = body?.contentType { headers["Content-Type"] = contentType }
+        if let contentEncoding = body?.contentEncoding { headers["Content-Encoding"] = contentEncoding }
         headers.append(contentsOf: try await task.headers)
 
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,

@@ -110,7 +110,8 @@ struct TaskRunner<T: DownloadingTask> {
                 let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
                 sent = try await server.transport.send(TransportRequest(
                     urlRequest: request, bodyFile: bodyFile, timeout: timeout,
-                    allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained))
+                    allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
+                    progress: UploadProgressRelay.transportHandler(for: task)))
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)
             }

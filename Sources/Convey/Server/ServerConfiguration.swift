@@ -45,6 +45,9 @@ public struct ServerConfiguration: Sendable {
     public var echoSink: any EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
+    /// Whether upload tasks gzip their bodies (`Content-Encoding: gzip`), unless a task sets its
+    /// own `uploadCompression`. Default: `.none`; turn it on only for servers that accept it.
+    public var uploadCompression: UploadCompression = .none
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

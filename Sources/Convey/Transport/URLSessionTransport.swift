@@ -118,12 +118,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation, progressHandler: progress) }
     }
 
+    /// Changes a transfer in place: a copy would copy its body on every appended chunk.
     private func update(_ task: URLSessionTask, _ change: (inout Transfer) -> Void) {
         lock.withLock {
-            if var transfer = transfers[task.taskIdentifier] {
-                change(&transfer)
-                transfers[task.taskIdentifier] = transfer
-            }
+            if let index = transfers.index(forKey: task.taskIdentifier) { change(&transfers.values[index]) }
         }
     }
 
