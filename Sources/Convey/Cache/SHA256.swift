@@ -78,9 +78,12 @@ enum SHA256 {
     ]
 }
 
-extension FixedWidthInteger where Self: UnsignedInteger {
-    /// The bits rotated right by `count` places.
-    func rotatedRight(_ count: Int) -> Self { (self >> count) | (self << (Self.bitWidth - count)) }
-    /// The bits rotated left by `count` places.
-    func rotatedLeft(_ count: Int) -> Self { (self << count) | (self >> (Self.bitWidth - count)) }
+extension UInt32 {
+    /// The bits rotated right by `count` places (concrete, so it stays fast in debug builds too).
+    func rotatedRight(_ count: UInt32) -> UInt32 { (self >> count) | (self << (32 &- count)) }
+}
+
+extension UInt64 {
+    /// The bits rotated left by `count` places (concrete, so it stays fast in debug builds too).
+    func rotatedLeft(_ count: UInt64) -> UInt64 { (self << count) | (self >> (64 &- count)) }
 }

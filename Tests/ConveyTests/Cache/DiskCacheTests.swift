@@ -169,9 +169,9 @@ struct DiskCacheTests {
             let cache = try DataCache(folder: folder, memoryCostLimit: 20_000)
             let keys = (0..<16).map { "shared\($0)" }
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for worker in 0..<8 {
+                for worker in 0..<4 {
                     group.addTask {
-                        for round in 0..<150 {
+                        for round in 0..<60 {
                             let key = keys[(worker * 7 + round) % keys.count]
                             if round % 3 == 0 {
                                 let body = Data("\(key)|worker \(worker) round \(round)|".utf8) + Data(repeating: UInt8(worker), count: 2000 + round)

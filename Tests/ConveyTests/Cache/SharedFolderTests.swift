@@ -14,7 +14,7 @@ struct SharedFolderTests {
             let writers = try (1...2).map { try Self.startWriter(id: $0, folder: folder) }
             let cache = try DataCache(folder: folder, memoryCostLimit: 0)
             var round = 0
-            while writers.contains(where: \.isRunning) || round < 200 {
+            while writers.contains(where: \.isRunning) || round < 60 {
                 await SharedFolderWriter.step(cache: cache, writer: 0, round: round)
                 round += 1
             }
@@ -88,7 +88,7 @@ struct SharedFolderWriter {
         let folder = URL(filePath: try #require(environment[SharedFolderEnvironment.folder]))
         let writer = Int(environment[SharedFolderEnvironment.writer] ?? "") ?? 9
         let cache = try DataCache(folder: folder, memoryCostLimit: 0)
-        for round in 0..<400 { await Self.step(cache: cache, writer: writer, round: round) }
+        for round in 0..<150 { await Self.step(cache: cache, writer: writer, round: round) }
         #expect(await cache.statistics.droppedDiskEntries == 0)
         let own = try #require(URL(string: Self.ownKey(writer: writer)))
         await cache.store(CachedResponse(url: own, body: Data("done".utf8)))
