@@ -136,7 +136,7 @@ struct RetryTests {
         let error = await #expect(throws: HTTPError.self) { try await task.download() }
         #expect(error?.statusCode == 503)
         #expect(clock.duration(to: .now) < .seconds(5))
-        #expect(script.requestCount >= 2 && script.requestCount <= 8)
+        #expect((1...8).contains(script.requestCount), "the total timeout ended the retries long before 1,000 attempts")
     }
 
     @Test func failAllRequestsSendsNothing() async throws {
