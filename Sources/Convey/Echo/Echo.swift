@@ -17,15 +17,18 @@ struct AttemptRecord: Sendable {
     var error: (any Error)?
 }
 
-/// Prints attempts to the server's echo sink in the task's echo style.
+/// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
+/// server's recorder when the style includes `.recorded`.
 @ConveyActor
 enum Echo {
-    /// Echoes one finished attempt, if the task's style asks for it.
+    /// Echoes and records one finished attempt, as the task's style asks.
     static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: URLRequest?,
                                            exchange: ServerResponse<Data>?, error: (any Error)?,
                                            attemptNumber: Int, duration: Duration) {
         let style = task.configuration?.echoStyle ?? task.echoStyle(for: exchange?.data)
-        guard style.printsToConsole, error != nil || !style.contains(.onlyIfError) else { return }
+        let prints = style.printsToConsole && (error != nil || !style.contains(.onlyIfError))
+        let recorder = style.contains(.recorded) ? server.configuration.recorder : nil
+        guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
         let record = AttemptRecord(
             method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
@@ -33,7 +36,11 @@ enum Echo {
             statusCode: exchange?.statusCode, responseHeaders: exchange?.httpResponse.headerFields ?? [:],
             responseBody: exchange?.data, duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error)
-        server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+        if prints {
+            server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+        }
+        recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
+                         redaction: server.configuration.redaction)
     }
 }
 

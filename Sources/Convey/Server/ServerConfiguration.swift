@@ -40,6 +40,9 @@ public struct ServerConfiguration: Sendable {
     public var echoSink: any EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
+    /// Where attempts of tasks with the `.recorded` echo style are persisted. Default: `nil`,
+    /// nothing is recorded and nothing is written to disk. See `TaskRecorder`.
+    public var recorder: TaskRecorder?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
