@@ -84,7 +84,7 @@ struct EchoFormatter {
             text += "\n    \(name): \(redaction.hidesHeader(name) ? Redaction.mask : value)"
         }
         if let body, !body.isEmpty {
-            text += "\n\n" + render(body: body, contentType: contentType).split(separator: "\n", omittingEmptySubsequences: false)
+            text += "\n\n" + render(body: body, contentType: contentType).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
                 .map { "    " + $0 }.joined(separator: "\n")
         }
         return text

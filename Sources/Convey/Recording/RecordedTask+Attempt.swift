@@ -9,12 +9,12 @@ extension RecordedTask {
         self.init(
             id: id, taskName: taskName, serverName: serverName,
             startedAt: finishedAt.addingTimeInterval(-duration), duration: duration, attempt: attempt.attemptNumber,
-            outcome: Self.outcome(of: attempt.error), method: attempt.method, url: attempt.url.map(formatter.redactedURL),
-            requestHeaders: Self.masked(attempt.requestHeaders, redaction: redaction),
+            outcome: Self.outcome(of: attempt.error), method: attempt.method, url: attempt.url.map(redaction.maskedURL),
+            requestHeaders: redaction.maskedHeaders(attempt.requestHeaders),
             requestBodySize: attempt.requestBody?.count ?? 0,
             requestBody: Self.body(attempt.requestBody, headers: attempt.requestHeaders, limit: bodyLimit, formatter: formatter),
             statusCode: attempt.statusCode,
-            responseHeaders: Self.masked(attempt.responseHeaders, redaction: redaction),
+            responseHeaders: redaction.maskedHeaders(attempt.responseHeaders),
             responseBodySize: attempt.responseBody?.count ?? 0,
             responseBody: Self.body(attempt.responseBody, headers: attempt.responseHeaders, limit: bodyLimit, formatter: formatter),
             error: attempt.error.map(Self.summary(of:)))
@@ -24,12 +24,6 @@ extension RecordedTask {
         guard let error else { return .succeeded }
         if error.isCancellation { return .cancelled }
         return error is HTTPError ? .httpError : .failed
-    }
-
-    private static func masked(_ headers: [String: String], redaction: Redaction) -> [String: String] {
-        headers.reduce(into: [:]) { result, field in
-            result[field.key] = redaction.hidesHeader(field.key) ? Redaction.mask : field.value
-        }
     }
 
     /// Text bodies are rendered as echo renders them (secrets in JSON and form bodies masked);
