@@ -46,7 +46,7 @@ enum ReplayCommand {
         do throws(UsageError) {
             target = try arguments.value("remote").map { text throws(UsageError) in
                 try RemoteTarget.resolve(text, environment: [:], command: "replay")
-            } ?? .remote(replay.origin)
+            } ?? RemoteTarget(origin: replay.origin)
         } catch {
             return console.report(error)
         }

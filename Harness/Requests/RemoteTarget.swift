@@ -21,6 +21,11 @@ enum RemoteTarget: Sendable {
         return .remote(remote)
     }
 
+    /// The target for a recorded origin: the embedded server for its own `.invalid` host.
+    init(origin: Remote) {
+        self = origin.url.host() == EmbeddedHTTPBin.remote.url.host() ? .embedded : .remote(origin)
+    }
+
     /// The remote tasks are built against.
     var remote: Remote {
         switch self {

@@ -51,7 +51,11 @@ struct RequestOptions: Sendable {
         guard arguments.positionals.count == 1 else {
             throw UsageError(message: "unexpected argument '\(arguments.positionals[1])': \(command) takes one PATH", command: command)
         }
-        if let absolute = Self.absoluteURL(given) {
+        let lowered = given.lowercased()
+        if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
+            guard let absolute = Self.absoluteURL(given) else {
+                throw UsageError(message: "'\(given)' is not a valid http(s) URL with a host", command: command)
+            }
             guard !arguments.has("remote") else {
                 throw UsageError(message: "give either a full URL or --remote with a path, not both", command: command)
             }
