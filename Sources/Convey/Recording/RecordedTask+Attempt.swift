@@ -1,22 +1,20 @@
 import Foundation
 
 extension RecordedTask {
-    /// A record of one attempt with credentials masked and bodies kept up to `bodyLimit`.
-    init(attempt: AttemptRecord, id: String, taskName: String, serverName: String, finishedAt: Date,
-         redaction: Redaction, bodyLimit: Int) {
-        let formatter = EchoFormatter(style: .consoleFull, redaction: redaction)
+    /// A record of one attempt with credentials masked and no bodies; `withBodies(of:limit:redaction:)`
+    /// adds them. The sizes are passed apart because the recorder drops bodies it will not keep.
+    init(attempt: AttemptRecord, id: String, taskName: String, serverName: String, finishedAt: Date, redaction: Redaction,
+         requestBodySize: Int, responseBodySize: Int) {
         let duration = attempt.duration.timeInterval
         self.init(
             id: id, taskName: taskName, serverName: serverName,
             startedAt: finishedAt.addingTimeInterval(-duration), duration: duration, attempt: attempt.attemptNumber,
             outcome: Self.outcome(of: attempt.error), method: attempt.method, url: attempt.url.map(redaction.maskedURL),
             requestHeaders: redaction.maskedHeaders(attempt.requestHeaders),
-            requestBodySize: attempt.requestBody?.count ?? 0,
-            requestBody: Self.body(attempt.requestBody, headers: attempt.requestHeaders, limit: bodyLimit, formatter: formatter),
+            requestBodySize: requestBodySize, requestBody: nil,
             statusCode: attempt.statusCode,
             responseHeaders: redaction.maskedHeaders(attempt.responseHeaders),
-            responseBodySize: attempt.responseBody?.count ?? 0,
-            responseBody: Self.body(attempt.responseBody, headers: attempt.responseHeaders, limit: bodyLimit, formatter: formatter),
+            responseBodySize: responseBodySize, responseBody: nil,
             error: attempt.error.map(Self.summary(of:)))
     }
 
@@ -26,8 +24,16 @@ extension RecordedTask {
         return error is HTTPError ? .httpError : .failed
     }
 
-    /// Text bodies are rendered as echo renders them (secrets in JSON and form bodies masked);
-    /// other bodies are kept as base64 bytes.
+    /// The record with the attempt's bodies kept up to `limit`: text rendered as echo renders it
+    /// (secrets in JSON and form bodies masked), other bodies as base64 bytes.
+    func withBodies(of attempt: AttemptRecord, limit: Int, redaction: Redaction) -> RecordedTask {
+        let formatter = EchoFormatter(style: .consoleFull, redaction: redaction)
+        var record = self
+        record.requestBody = Self.body(attempt.requestBody, headers: attempt.requestHeaders, limit: limit, formatter: formatter)
+        record.responseBody = Self.body(attempt.responseBody, headers: attempt.responseHeaders, limit: limit, formatter: formatter)
+        return record
+    }
+
     private static func body(_ data: Data?, headers: [String: String], limit: Int, formatter: EchoFormatter) -> RecordedBody? {
         guard limit > 0, let data, !data.isEmpty else { return nil }
         if let text = String(data: data, encoding: .utf8), !text.contains("\0") {

@@ -12,9 +12,10 @@ import Foundation
 /// ```
 ///
 /// Records are written on a background queue, never on `ConveyActor`, one JSON file each
-/// (temporary file, then rename), so several processes may share a folder. After each write the
-/// folder is pruned to `maxCount` records no older than `maxAge`. A file that cannot be read is
-/// skipped, never fatal. Docs/recording.md describes the format.
+/// (temporary file, then rename), so several processes may share a folder. The folder is pruned
+/// to `maxCount` records no older than `maxAge` on the first write and then every
+/// `maxCount / 10` writes (at most 100), so it may briefly hold that many more. A file that cannot
+/// be read is skipped, never fatal. Docs/recording.md describes the format.
 public final class TaskRecorder: Sendable {
     /// The folder the records are written to; created on the first write.
     public let folder: URL
@@ -27,10 +28,16 @@ public final class TaskRecorder: Sendable {
 
     /// The largest `bodyLimit` accepted: 1,000,000, the longest body echo renders.
     public static let maximumBodyLimit = 1_000_000
+    /// The most records waiting to be written; beyond it new records are dropped, so a recorder
+    /// that falls behind never holds unbounded memory.
+    public static let maximumBacklog = 1000
 
     private let storage: RecordFolder
     private let queue: DispatchQueue
-    private let failures = WriteFailures()
+    private let state = RecorderState()
+    /// How many writes go between two prunes: listing the folder on every write would cost more
+    /// than the write itself once it holds many records.
+    private let pruneInterval: Int
     private let now: @Sendable () -> Date
 
     /// Creates a recorder for a folder.
@@ -51,23 +58,36 @@ public final class TaskRecorder: Sendable {
         self.maxCount = max(1, maxCount)
         self.maxAge = maxAge
         self.bodyLimit = min(max(0, bodyLimit), Self.maximumBodyLimit)
+        self.pruneInterval = max(1, min(self.maxCount / 10, 100))
         self.storage = RecordFolder(url: folder)
         self.queue = DispatchQueue(label: "Convey.TaskRecorder", qos: .utility)
         self.now = now
     }
 
-    /// Queues a record of one attempt and returns at once; the work happens on the recorder's queue.
+    /// Queues a record of one attempt and returns at once: masking, rendering, encoding and
+    /// writing happen on the recorder's queue. Bodies the recorder will not keep are let go here,
+    /// and when more than `maximumBacklog` records wait, new ones are dropped and counted.
     func record(_ attempt: AttemptRecord, taskName: String, serverName: String, redaction: Redaction) {
+        guard state.admit(backlogLimit: Self.maximumBacklog) else { return }
         let finishedAt = now()
-        queue.async { [storage, failures, maxCount, maxAge, bodyLimit, now] in
-            let record = RecordedTask(attempt: attempt, id: RecordFolder.newID(at: finishedAt), taskName: taskName,
-                                      serverName: serverName, finishedAt: finishedAt, redaction: redaction, bodyLimit: bodyLimit)
+        let sizes = (request: attempt.requestBody?.count ?? 0, response: attempt.responseBody?.count ?? 0)
+        var kept = attempt
+        if bodyLimit == 0 {
+            kept.requestBody = nil
+            kept.responseBody = nil
+        }
+        queue.async { [storage, state, maxCount, maxAge, bodyLimit, pruneInterval, now, kept] in
+            var record = RecordedTask(attempt: kept, id: RecordFolder.newID(at: finishedAt), taskName: taskName, serverName: serverName,
+                                      finishedAt: finishedAt, redaction: redaction, requestBodySize: sizes.request, responseBodySize: sizes.response)
+            if bodyLimit > 0 { record = record.withBodies(of: kept, limit: bodyLimit, redaction: redaction) }
             do {
                 try storage.write(record)
             } catch {
-                failures.note("Could not write \(record.id) to \(storage.url.path(percentEncoded: false)): \(error)")
+                state.noteFailure("Could not write \(record.id) to \(storage.url.path(percentEncoded: false)): \(error)")
             }
-            storage.prune(maxCount: maxCount, maxAge: maxAge.timeInterval, now: now())
+            if state.finishWrite(pruningEvery: pruneInterval) {
+                storage.prune(maxCount: maxCount, maxAge: maxAge.timeInterval, now: now())
+            }
         }
     }
 
@@ -98,8 +118,9 @@ public final class TaskRecorder: Sendable {
         await onQueue { [storage] in storage.removeAll() }
     }
 
-    /// The most recent failure to write a record, or `nil` when every write so far worked.
-    public var lastWriteFailure: String? { failures.last }
+    /// The most recent failure to write a record and the number of records dropped, or `nil`
+    /// when every record so far was written.
+    public var lastWriteFailure: String? { state.lastFailure }
 
     private func onQueue<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
         await withCheckedContinuation { continuation in
@@ -108,12 +129,48 @@ public final class TaskRecorder: Sendable {
     }
 }
 
-/// The last write failure, readable from any thread.
-private final class WriteFailures: @unchecked Sendable {
+/// The recorder's mutable state, shared by the callers and the queue: the backlog, the writes
+/// since the last prune, and what went wrong.
+private final class RecorderState: @unchecked Sendable {
     private let lock = NSLock()
-    private var message: String?
+    private var failure: String?
+    private var dropped = 0
+    private var backlog = 0
+    private var writesSincePrune: Int?
 
-    func note(_ failure: String) { lock.withLock { message = failure } }
+    /// Takes a record into the backlog, or counts it as dropped when the backlog is full.
+    func admit(backlogLimit: Int) -> Bool {
+        lock.withLock {
+            guard backlog < backlogLimit else {
+                dropped += 1
+                return false
+            }
+            backlog += 1
+            return true
+        }
+    }
 
-    var last: String? { lock.withLock { message } }
+    func noteFailure(_ message: String) { lock.withLock { failure = message } }
+
+    var lastFailure: String? {
+        lock.withLock {
+            let drops = dropped == 0 ? nil : "\(dropped) record\(dropped == 1 ? "" : "s") dropped: writing fell behind"
+            return [failure, drops].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
+        }
+    }
+
+    /// Counts a finished write; `true` when the folder is due for pruning (on the first write,
+    /// then every `interval`).
+    func finishWrite(pruningEvery interval: Int) -> Bool {
+        lock.withLock {
+            backlog -= 1
+            let count = (writesSincePrune ?? interval - 1) + 1
+            writesSincePrune = count >= interval ? 0 : count
+            return count >= interval
+        }
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
 }

@@ -182,7 +182,7 @@ struct TaskRecorderTests {
         let folder = ScratchFolder()
         defer { folder.remove() }
         let clock = Clock(Date(timeIntervalSince1970: 1_700_000_000))
-        let recorder = TaskRecorder(folder: folder.url, maxCount: 100, maxAge: .seconds(3600), bodyLimit: 0, now: { clock.now })
+        let recorder = TaskRecorder(folder: folder.url, maxCount: 5, maxAge: .seconds(3600), bodyLimit: 0, now: { clock.now })
         let server = try stubServer(.answering()) { $0.recorder = recorder }
 
         try await ProfileTask(server: server).send()
@@ -193,6 +193,22 @@ struct TaskRecorderTests {
 
         #expect(records.count == 1)
         #expect(records.first?.startedAt ?? .distantPast > Date(timeIntervalSince1970: 1_700_003_600))
+    }
+
+    @Test func aLargeFolderIsPrunedEveryTenthOfTheCount() async throws {
+        let folder = ScratchFolder()
+        defer { folder.remove() }
+        let recorder = TaskRecorder(folder: folder.url, maxCount: 20)
+        let server = try stubServer(.answering()) { $0.recorder = recorder }
+
+        for _ in 0..<22 { try await ProfileTask(server: server).send() }
+        await recorder.flush()
+        let betweenPrunes = folder.fileNames.count
+        try await ProfileTask(server: server).send()
+        await recorder.flush()
+
+        #expect(betweenPrunes == 21)
+        #expect(folder.fileNames.count == 20)
     }
 
     @Test func aCorruptRecordIsSkippedAndReported() async throws {
@@ -290,18 +306,20 @@ struct TaskRecorderTests {
         #expect(await recorder.records().isEmpty)
     }
 
-    @Test func recordIDsSortByTimeAndRoundTrip() throws {
+    @Test func recordIDsSortByTimeAndAreRecognised() throws {
         let early = Date(timeIntervalSince1970: 1_700_000_000.123)
-        let late = early.addingTimeInterval(0.001)
         let earlyID = RecordFolder.newID(at: early)
-        let lateID = RecordFolder.newID(at: late)
+        let lateID = RecordFolder.newID(at: early.addingTimeInterval(0.001))
 
         #expect(earlyID.hasPrefix("20231114T221320123Z-"))
+        #expect(RecordFolder.newID(at: Date(timeIntervalSince1970: 951_782_400)).hasPrefix("20000229T000000000Z-"))
+        #expect(RecordFolder.newID(at: Date(timeIntervalSince1970: 1_709_251_199.999)).hasPrefix("20240229T235959999Z-"))
+        #expect(RecordFolder.newID(at: Date(timeIntervalSince1970: 0)).hasPrefix("19700101T000000000Z-"))
         #expect(earlyID < lateID)
-        let parsed = try #require(RecordFolder.date(ofID: earlyID))
-        #expect(abs(parsed.timeIntervalSince(early)) < 0.001)
-        #expect(RecordFolder.date(ofID: "notes") == nil)
-        #expect(RecordFolder.date(ofID: "2023111xT221320123Z-deadbeef") == nil)
+        #expect(RecordFolder.isRecordID(earlyID))
+        #expect(!RecordFolder.isRecordID("notes"))
+        #expect(!RecordFolder.isRecordID("2023111xT221320123Z-deadbeef"))
+        #expect(!RecordFolder.isRecordID("20231114T221320123Z-DEADBEEF"))
     }
 }
 
