@@ -235,17 +235,8 @@ struct TaskRecorderTests {
         defer { folder.remove() }
         let first = TaskRecorder(folder: folder.url)
         let second = TaskRecorder(folder: folder.url)
-        let serverA = try stubServer(.answering()) { $0.recorder = first }
-        let serverB = try stubServer(.answering()) { $0.recorder = second }
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<60 {
-                let server = index.isMultiple(of: 2) ? serverA : serverB
-                group.addTask { try await ProfileTask(server: server).send() }
-            }
-            try await group.waitForAll()
-        }
-        await second.flush()
+        try await sendConcurrently(60, recorders: [first, second])
         let records = await first.records()
 
         #expect(records.count == 60)
@@ -258,18 +249,8 @@ struct TaskRecorderTests {
         defer { folder.remove() }
         let first = TaskRecorder(folder: folder.url, maxCount: 10)
         let second = TaskRecorder(folder: folder.url, maxCount: 10)
-        let serverA = try stubServer(.answering()) { $0.recorder = first }
-        let serverB = try stubServer(.answering()) { $0.recorder = second }
 
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<40 {
-                let server = index.isMultiple(of: 2) ? serverA : serverB
-                group.addTask { try await ProfileTask(server: server).send() }
-            }
-            try await group.waitForAll()
-        }
-        await first.flush()
-        await second.flush()
+        try await sendConcurrently(40, recorders: [first, second])
 
         #expect(await first.records().count == 10)
         #expect(await first.unreadableRecordIDs().isEmpty)
@@ -304,6 +285,19 @@ struct TaskRecorderTests {
 
         #expect(recorder.lastWriteFailure != nil)
         #expect(await recorder.records().isEmpty)
+    }
+
+    /// Sends `count` tasks at once, spread over one server per recorder, and waits for every write.
+    private func sendConcurrently(_ count: Int, recorders: [TaskRecorder]) async throws {
+        let servers = try recorders.map { recorder in try stubServer(.answering()) { $0.recorder = recorder } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<count {
+                let server = servers[index % servers.count]
+                group.addTask { try await ProfileTask(server: server).send() }
+            }
+            try await group.waitForAll()
+        }
+        for recorder in recorders { await recorder.flush() }
     }
 
     @Test func recordIDsSortByTimeAndAreRecognised() throws {
