@@ -11,7 +11,7 @@ import Darwin
 /// (https://no-color.org) or `TERM` is `dumb`; `--color always|never` overrides both.
 struct Console: Sendable {
     /// When to colour output.
-    enum ColorChoice: String, Sendable, CaseIterable {
+    enum ColorChoice: String, Sendable {
         case auto, always, never
     }
 

@@ -1,7 +1,7 @@
 import Convey
 
 /// What the harness exits with, so that scripts can tell outcomes apart.
-enum ExitCode: Int32, Sendable, CaseIterable {
+enum ExitCode: Int32, Sendable {
     /// The command worked; for a request, a response with a status below 400 arrived.
     case ok = 0
     /// The command line was wrong: unknown command or option, missing or bad value.

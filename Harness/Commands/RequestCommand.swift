@@ -5,7 +5,7 @@ import Foundation
 enum RequestCommand {
     static func command(for method: HTTPMethod) -> Command {
         let name = method.rawValue.lowercased()
-        let bodyOptions = method.forbidsBody ? RequestOptions.bodyOptions.filter { $0.key == "query" } : RequestOptions.bodyOptions
+        let bodyOptions = method.forbidsBody ? [] : RequestOptions.bodyOptions
         return Command(
             name: name,
             synopsis: "\(name) PATH|URL [options]",
@@ -19,7 +19,7 @@ enum RequestCommand {
                   convey-harness \(name) /\(method.forbidsBody ? "get" : name) -q page=2 -H 'Accept: application/json'
                   convey-harness \(name) http://127.0.0.1:8080/\(method.forbidsBody ? "get" : name) --json
                 """ + (method.forbidsBody ? "" : "\n  convey-harness \(name) /\(name) --json-body '{\"name\": \"Ada\"}'\n  convey-harness \(name) /\(name) --form city=Zürich --file notes=@notes.txt"),
-            options: RequestOptions.requestOptions + bodyOptions + OutputOptions.options,
+            options: RequestOptions.requestOptions + [RequestOptions.queryOption] + bodyOptions + OutputOptions.options,
             run: { arguments, settings in
                 let request: RequestOptions
                 let output: OutputOptions

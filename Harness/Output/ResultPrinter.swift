@@ -9,7 +9,7 @@ struct ResultPrinter {
 
     /// Prints the report and returns the exit code: the report's, or a local failure when the
     /// body could not be saved.
-    func print(_ report: RunReport) -> ExitCode {
+    func present(_ report: RunReport) -> ExitCode {
         var exitCode = report.exitCode
         if let file = options.outputFile, let data = report.response?.data {
             do {

@@ -24,9 +24,11 @@ struct RequestOptions: Sendable {
         OptionSpec(["--echo"], value: "STYLES", help: "also print Convey's echo to stderr: " + EchoChoice.names + " (comma-separated)"),
     ]
 
+    static let queryOption = OptionSpec(["-q", "--query"], value: "NAME=VALUE",
+                                        help: "add a query parameter (repeatable; a name given twice keeps the last)")
+
     /// The options that build a body.
     static let bodyOptions: [OptionSpec] = [
-        OptionSpec(["-q", "--query"], value: "NAME=VALUE", help: "add a query parameter (repeatable; a name given twice keeps the last)"),
         OptionSpec(["-j", "--json-body"], value: "JSON", help: "send JSON text as an application/json body"),
         OptionSpec(["-f", "--form"], value: "NAME=VALUE", help: "send a form field: urlencoded, or multipart with --file (repeatable)"),
         OptionSpec(["-F", "--file"], value: "NAME=@PATH", help: "send a file as a multipart/form-data part (repeatable)"),

@@ -32,7 +32,7 @@ enum RequestRunner {
         if let problem = configuration.recorder?.lastWriteFailure { console.err(console.styledError("Not recorded: \(problem)", .yellow)) }
         let report = RunReport(method: method, sent: task.request.sent.request, response: response, error: failure,
                                duration: elapsed, redaction: configuration.redaction)
-        return ResultPrinter(console: console, options: output, redaction: configuration.redaction).print(report)
+        return ResultPrinter(console: console, options: output, redaction: configuration.redaction).present(report)
     }
 
     private static func download<Task: ManualTask>(_ task: Task) async throws -> ServerResponse<Data> {
