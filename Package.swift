@@ -9,8 +9,15 @@ let package = Package(
         .executable(name: "convey-harness", targets: ["ConveyHarness"]),
     ],
     targets: [
-        .target(name: "Convey", path: "Sources/Convey"),
+        // zlib for gzipped request bodies. On Linux it links the runtime library by its soname,
+        // so building needs no zlib1g-dev (which only adds the unversioned libz.so link).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "Convey", dependencies: ["CZlib"], path: "Sources/Convey", linkerSettings: [
+            .linkedLibrary(":libz.so.1", .when(platforms: [.linux])),
+            .linkedLibrary("z", .when(platforms: [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS])),
+        ]),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness"),
+        .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Benchmarks/UploadMemoryBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -94,7 +94,7 @@ public struct TimeoutFailure: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        "Timed out (\(kind.rawValue) limit \(limit.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))) for \(url?.absoluteString ?? "?")"
+        "Timed out (\(kind.rawValue) limit \(EchoFormatter.format(limit))) for \(url?.absoluteString ?? "?")"
     }
 }
 

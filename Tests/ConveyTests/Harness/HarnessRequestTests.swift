@@ -61,7 +61,8 @@ struct HarnessRequestTests {
         let machine = try await HarnessProcess.run(["get", "/delay/3", "--timeout", "0.2", "--json"], records: records.url)
 
         #expect(human.stdout.isEmpty)
-        #expect(human.stderr.contains("Timed out (attempt limit 200 ms) for http://embedded.invalid/delay/3"))
+        #expect(human.stderr.contains("Timed out (attempt limit "))
+        #expect(human.stderr.contains(") for http://embedded.invalid/delay/3"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(machine.stdout.utf8)) as? [String: Any])
         let error = try #require(object["error"] as? [String: String])
         #expect(error["kind"] == "timeout")
