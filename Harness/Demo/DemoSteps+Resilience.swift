@@ -27,9 +27,10 @@ private struct RecoveringTask: DemoTask, ServerTask {
 
 private struct SlowTask: DemoTask, ServerTask {
     let context: DemoContext
-    let seconds: Int
-    let configuration: TaskConfiguration?
-    var path: String { "delay/\(seconds)" }
+    let seconds: Double
+    var configuration: TaskConfiguration? = nil
+    var sessionTag: String? = nil
+    var path: String { "delay/" + (seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)) }
 }
 
 extension DemoSteps {
@@ -42,7 +43,8 @@ extension DemoSteps {
 
     static let retryAfter503 = DemoStep(
         title: "Retry after 503",
-        explanation: "retryInterval(afterError:count:) asks for another attempt after a 503 Service Unavailable."
+        explanation: "The task's retryInterval(afterError:count:) asks for another attempt after a 503 Service Unavailable"
+            + " (a RetryPolicy answers the same hook with backoff)."
     ) { context in
         do {
             let response = try await RecoveringTask(context: context).download()
@@ -76,13 +78,13 @@ extension DemoSteps {
 
     static let totalTimeout = DemoStep(
         title: "Total timeout",
-        explanation: "TaskConfiguration(totalTimeout: 0.3 s) against a server that waits 1 s: Convey must enforce it, URLSession on Linux does not."
+        explanation: "TaskConfiguration(totalTimeout: 0.3 s) against a server that waits 1 s: Convey enforces it itself, since URLSession on Linux ignores its resource timeout."
     ) { context in
         let clock = ContinuousClock.now
         let configuration = TaskConfiguration(timeout: .seconds(5), totalTimeout: .milliseconds(300))
         do {
             try await SlowTask(context: context, seconds: 1, configuration: configuration).send()
-            return .notAvailableYet("totalTimeout is not enforced yet: the task ran \(clock.duration(to: .now).text) past its 0.3 s limit.")
+            return .misbehaved("the task ran \(clock.duration(to: .now).text), past its 0.3 s total limit")
         } catch ConveyError.timedOut(let failure) where failure.kind == .total {
             return .behaved("ConveyError.timedOut (total limit) after \(clock.duration(to: .now).text)")
         } catch {
@@ -96,7 +98,7 @@ extension DemoSteps {
     ) { context in
         let clock = ContinuousClock.now
         let running = Task { @ConveyActor in
-            try await SlowTask(context: context, seconds: 5, configuration: nil).download()
+            try await SlowTask(context: context, seconds: 5).download()
         }
         try? await Task.sleep(for: .milliseconds(200))
         running.cancel()
@@ -112,8 +114,29 @@ extension DemoSteps {
 
     static let cancelBySessionTag = DemoStep(
         title: "Cancel by session tag",
-        explanation: "Tasks with a sessionTag are cancelled together by ConveySession.cancel(sessionWithTag:)."
-    ) { _ in
-        .notAvailableYet("ConveySession.cancel(sessionWithTag:) and the task property sessionTag have not landed.")
+        explanation: "Two slow runs tagged \"demo-search\" and one untagged run; ConveySession.cancel(sessionWithTag:) ends the tagged ones only."
+    ) { context in
+        let tagged = (0..<2).map { _ in
+            Task { @ConveyActor in try await SlowTask(context: context, seconds: 5, sessionTag: "demo-search").download() }
+        }
+        let untagged = Task { @ConveyActor in try await SlowTask(context: context, seconds: 0.5).download() }
+        try? await Task.sleep(for: .milliseconds(200))
+        let cancelled = ConveySession.cancel(sessionWithTag: "demo-search")
+        var taggedEnds: [Bool] = []
+        for run in tagged { taggedEnds.append(await run.result.failure?.isCancellation == true) }
+        let untaggedResult = await untagged.result
+        guard cancelled == 2, taggedEnds == [true, true], case .success = untaggedResult else {
+            return .misbehaved("cancel(sessionWithTag:) returned \(cancelled); tagged runs cancelled: \(taggedEnds);"
+                               + " untagged run: \(untaggedResult.failure.map(DemoText.error) ?? "succeeded")")
+        }
+        return .behaved("cancel(sessionWithTag:) cancelled 2 runs; both ended with ConveyError.cancelled, the untagged run finished")
+    }
+}
+
+extension Result {
+    /// The error, or `nil` on success.
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }
