@@ -2,7 +2,7 @@ import Convey
 import Foundation
 
 extension RequestOptions {
-    /// The task for this request against `server`, reading the files the body names.
+    /// The task for this request against `server`; a `--data` file must be readable.
     @ConveyActor
     func task(on server: ConveyServer, method: HTTPMethod) throws(LocalFailure) -> any ManualTask {
         let request = ManualRequest(server: server, method: method, path: path, query: query, headers: headers,
@@ -20,16 +20,8 @@ extension RequestOptions {
         case .form(let fields):
             return FormManualTask(request: request, uploadPayload: fields)
         case .multipart(let fields, let files):
-            var parts = fields.sorted { $0.key < $1.key }.map { MIMEPart(name: $0.key, stringValue: $0.value) }
-            for (field, file) in files {
-                let data: Data
-                do {
-                    data = try Data(contentsOf: file)
-                } catch {
-                    throw LocalFailure(message: "--file: cannot read \(file.path(percentEncoded: false))")
-                }
-                parts.append(MIMEPart(name: field, data: data, filename: file.lastPathComponent, mimeType: MediaType.guess(for: file)))
-            }
+            let parts = fields.sorted { $0.key < $1.key }.map { MIMEPart(name: $0.key, stringValue: $0.value) }
+                + files.map { MIMEPart(name: $0.field, fileURL: $0.file, mimeType: MediaType.guess(for: $0.file)) }
             return MultipartManualTask(request: request, uploadPayload: MIMEPayload(parts: parts))
         }
     }
