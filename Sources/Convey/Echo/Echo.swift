@@ -18,15 +18,18 @@ struct AttemptRecord: Sendable {
     var cacheStatus: CacheStatus = .network
 }
 
-/// Prints attempts to the server's echo sink in the task's echo style.
+/// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
+/// server's recorder when the style includes `.recorded`.
 @ConveyActor
 enum Echo {
-    /// Echoes one finished attempt, if the task's style asks for it.
+    /// Echoes and records one finished attempt, as the task's style asks.
     static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: URLRequest?,
                                            exchange: ServerResponse<Data>?, error: (any Error)?,
                                            attemptNumber: Int, duration: Duration) {
         let style = task.configuration?.echoStyle ?? task.echoStyle(for: exchange?.data)
-        guard style.printsToConsole, error != nil || !style.contains(.onlyIfError) else { return }
+        let prints = style.printsToConsole && (error != nil || !style.contains(.onlyIfError))
+        let recorder = style.contains(.recorded) ? server.configuration.recorder : nil
+        guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
         let record = AttemptRecord(
             method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
@@ -34,7 +37,11 @@ enum Echo {
             statusCode: exchange?.statusCode, responseHeaders: exchange?.httpResponse.headerFields ?? [:],
             responseBody: exchange?.data, duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
-        server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+        if prints {
+            server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+        }
+        recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
+                         redaction: server.configuration.redaction)
     }
 }
 
@@ -79,7 +86,7 @@ struct EchoFormatter {
             text += "\n    \(name): \(redaction.hidesHeader(name) ? Redaction.mask : value)"
         }
         if let body, !body.isEmpty {
-            text += "\n\n" + render(body: body, contentType: contentType).split(separator: "\n", omittingEmptySubsequences: false)
+            text += "\n\n" + render(body: body, contentType: contentType).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
                 .map { "    " + $0 }.joined(separator: "\n")
         }
         return text

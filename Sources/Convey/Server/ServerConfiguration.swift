@@ -54,6 +54,9 @@ public struct ServerConfiguration: Sendable {
     /// How tasks use `cache` unless they choose their own `cacheStrategy`. Default: `.localFirst`,
     /// HTTP's own freshness and revalidation rules.
     public var defaultCacheStrategy: CacheStrategy = .localFirst
+    /// Where attempts of tasks with the `.recorded` echo style are persisted. Default: `nil`,
+    /// nothing is recorded and nothing is written to disk. See `TaskRecorder`.
+    public var recorder: TaskRecorder?
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
