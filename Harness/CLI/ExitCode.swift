@@ -49,7 +49,7 @@ extension ExitCode {
             self.init(status: http.statusCode)
         } else if let convey = error as? ConveyError {
             switch convey {
-            case .transport, .timedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote: self = .noResponse
+            case .transport, .timedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote, .cache: self = .noResponse
             case .invalidURL: self = .usage
             case .cancelled: self = .interrupted
             case .encodingFailed, .decodingFailed: self = .localFailure

@@ -16,6 +16,7 @@ enum DemoText {
         case .cancelled: "cancelled"
         case .encodingFailed: "encodingFailed"
         case .decodingFailed: "decodingFailed"
+        case .cache: "cache"
         }
         return "ConveyError." + name
     }

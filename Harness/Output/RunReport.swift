@@ -57,6 +57,7 @@ struct RunReport: Sendable {
         case .invalidURL: "invalidURL"
         case .encodingFailed: "encoding"
         case .decodingFailed: "decoding"
+        case .cache: "cache"
         case .cancelled: "cancelled"
         }
     }

@@ -75,7 +75,7 @@ struct EchoFormatter {
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
         if let error = record.error {
-            line += error.isCancellation ? " · cancelled" : " ✗ " + ((error as? any PresentableError)?.logDetail ?? String(describing: error))
+            line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)
         }
         return line
     }
@@ -149,6 +149,28 @@ struct EchoFormatter {
 
     private func header(_ name: String, in headers: [String: String]) -> String? {
         headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
+    }
+
+    /// What went wrong, without the URL (the line already shows it, masked) or the response body
+    /// (full echo shows it, masked), both of which error descriptions carry as they are.
+    static func summary(of error: any Error) -> String {
+        if let http = error as? HTTPError { return "HTTP \(http.statusCode) \(HTTPStatus.reasonPhrase(for: http.statusCode))" }
+        guard let convey = error as? ConveyError else { return String(describing: error) }
+        switch convey {
+        case .invalidURL(_, let reason):
+            return "Invalid URL: \(reason)"
+        case .transport(let failure):
+            return "Transport error \(failure.code): \(failure.reason)"
+        case .timedOut(let failure):
+            return "Timed out (\(failure.kind.rawValue) limit \(format(failure.limit)))"
+        case .decodingFailed(let failure):
+            let place = failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"
+            return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
+        case .cache(let failure):
+            return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed:
+            return convey.logDetail
+        }
     }
 
     static func format(_ duration: Duration) -> String {

@@ -84,7 +84,6 @@ struct TaskRunner<T: DownloadingTask> {
         var stagedFile: URL?
         let clock = ContinuousClock.now
         defer { if let stagedFile { try? FileManager.default.removeItem(at: stagedFile) } }
-        defer { attempt.elapsed = clock.duration(to: .now) }
         do {
             try Task.checkCancellation()
             if server.configuration.failsAllRequests { throw ConveyError.requestsDisabledForDebugging }
@@ -143,6 +142,7 @@ struct TaskRunner<T: DownloadingTask> {
         } catch {
             attempt.result = .failure(error is CancellationError ? ConveyError.cancelled : error)
         }
+        attempt.elapsed = clock.duration(to: .now)
         return attempt
     }
 }

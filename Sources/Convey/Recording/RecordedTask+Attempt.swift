@@ -15,7 +15,7 @@ extension RecordedTask {
             statusCode: attempt.statusCode,
             responseHeaders: redaction.maskedHeaders(attempt.responseHeaders),
             responseBodySize: responseBodySize, responseBody: nil,
-            error: attempt.error.map(Self.summary(of:)))
+            error: attempt.error.map(EchoFormatter.summary(of:)))
     }
 
     private static func outcome(of error: (any Error)?) -> Outcome {
@@ -42,24 +42,5 @@ extension RecordedTask {
             return RecordedBody(text: String(rendered.prefix(limit)), base64: nil, truncated: rendered.count > limit)
         }
         return RecordedBody(text: nil, base64: data.prefix(limit).base64EncodedString(), truncated: data.count > limit)
-    }
-
-    /// What went wrong, without the response body or unmasked URLs that error descriptions carry.
-    private static func summary(of error: any Error) -> String {
-        if let http = error as? HTTPError { return "HTTP \(http.statusCode) \(HTTPStatus.reasonPhrase(for: http.statusCode))" }
-        guard let convey = error as? ConveyError else { return String(describing: error) }
-        switch convey {
-        case .invalidURL(_, let reason):
-            return "Invalid URL: \(reason)"
-        case .transport(let failure):
-            return "Transport error \(failure.code): \(failure.reason)"
-        case .timedOut(let failure):
-            return "Timed out (\(failure.kind.rawValue) limit \(EchoFormatter.format(failure.limit)))"
-        case .decodingFailed(let failure):
-            let place = failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"
-            return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
-        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed:
-            return convey.logDetail
-        }
     }
 }

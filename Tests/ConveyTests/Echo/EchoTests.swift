@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 @testable import Convey
 
 private struct Login: JSONUploadingTask {
@@ -138,5 +141,49 @@ struct EchoTests {
         let formatter = EchoFormatter(style: .consoleFull, redaction: .none)
         let url = URL(string: "https://a.example/x?token=abc")
         #expect(url.map(formatter.redactedURL) == "https://a.example/x?token=abc")
+    }
+
+    @Test func failureLinesLeakNeitherQueryCredentialsNorTheBody() async throws {
+        struct Leaky: ServerTask {
+            let server: ConveyServer
+            var path: String { "account" }
+            var queryParameters: [String: String]? { ["token": "q-secret"] }
+            var echoStyle: TaskEchoStyle { .consoleMinimum }
+        }
+        await #expect(throws: HTTPError.self) { try await Leaky(server: server(status: 503, body: "body-secret")).send() }
+        let line = sink.text
+        #expect(line.contains("→ 503 Service Unavailable"))
+        #expect(line.contains("✗ HTTP 503 Service Unavailable"))
+        #expect(!line.contains("q-secret"))
+        #expect(!line.contains("body-secret"))
+    }
+
+    @Test func failedAttemptsShowTheTimeTheyTook() async throws {
+        struct Slow: ServerTask {
+            let server: ConveyServer
+            var path: String { "slow" }
+            var echoStyle: TaskEchoStyle { .consoleMinimum }
+        }
+        let slow = try stubServer(StubTransport { _ in
+            try await Task.sleep(for: .milliseconds(50))
+            throw URLError(.cannotConnectToHost)
+        }) { [sink] in $0.echoSink = sink }
+        await #expect(throws: ConveyError.self) { try await Slow(server: slow).send() }
+        #expect(!sink.text.contains(" · 0.0 ms"))
+        #expect(sink.text.contains("✗ Transport error"))
+    }
+
+    @Test func reasonPhrasesAreTheStandardOnes() {
+        #expect(HTTPStatus.reasonPhrase(for: 200) == "OK")
+        #expect(HTTPStatus.reasonPhrase(for: 304) == "Not Modified")
+        #expect(HTTPStatus.reasonPhrase(for: 599) == "Server Error")
+    }
+
+    @Test func echoedRequestHeadersInsideJSONBodiesAreHidden() {
+        let formatter = EchoFormatter(style: .consoleFull, redaction: .standard)
+        let body = Data(#"{"headers": {"Authorization": "Bearer abc", "Host": "h"}}"#.utf8)
+        let rendered = formatter.render(body: body, contentType: "application/json")
+        #expect(!rendered.contains("Bearer abc"))
+        #expect(rendered.contains(#""Host" : "h""#))
     }
 }
