@@ -25,6 +25,11 @@ private struct RecoveringTask: DemoTask, ServerTask {
     }
 }
 
+private struct ETagTask: DemoTask, ServerTask {
+    let context: DemoContext
+    var path: String { "etag/demo-v1" }
+}
+
 private struct SlowTask: DemoTask, ServerTask {
     let context: DemoContext
     let seconds: Double
@@ -37,8 +42,23 @@ extension DemoSteps {
     static let etagRevalidation = DemoStep(
         title: "ETag revalidation (304)",
         explanation: "A repeated GET revalidated with If-None-Match: the server answers 304 and the cached body is used."
-    ) { _ in
-        .notAvailableYet("Convey's cache (DataCache with its ETag store) has not landed, so a 304 cannot be answered from a cache yet.")
+    ) { context in
+        let server = context.server
+        let previous = server.configuration.cache
+        server.configuration.cache = DataCache()
+        defer { server.configuration.cache = previous }
+        do {
+            let first = try await ETagTask(context: context).download()
+            let second = try await ETagTask(context: context).download()
+            guard first.cacheStatus == .network, second.cacheStatus == .revalidated, second.data == first.data else {
+                return .misbehaved("first \(first.cacheStatus.rawValue), then \(second.cacheStatus.rawValue)")
+            }
+            var tag = "?"
+            if let url = first.request.url, let stored = await server.configuration.cache?.eTags.eTag(for: url) { tag = stored }
+            return .behaved("first from the network (ETag \(tag)), then 304 Not Modified answered with the stored \(ByteSize.text(second.data.count))")
+        } catch {
+            return .misbehaved(DemoText.error(error))
+        }
     }
 
     static let retryAfter503 = DemoStep(
