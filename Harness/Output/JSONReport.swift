@@ -18,7 +18,7 @@ enum JSONReport {
         if let response = report.response {
             var described: [String: Any] = [
                 "status": response.statusCode,
-                "reason": ReasonPhrase.text(response.statusCode),
+                "reason": HTTPStatus.reasonPhrase(for: response.statusCode),
                 "headers": report.responseHeaders(redaction),
                 "size": response.data.count,
             ]

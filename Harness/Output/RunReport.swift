@@ -36,7 +36,7 @@ struct RunReport: Sendable {
 
     /// `200 OK`.
     var statusText: String? {
-        response.map { "\($0.statusCode) \(ReasonPhrase.text($0.statusCode))" }
+        response.map { "\($0.statusCode) \(HTTPStatus.reasonPhrase(for: $0.statusCode))" }
     }
 
     /// What went wrong, in one line.

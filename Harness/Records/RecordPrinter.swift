@@ -33,7 +33,7 @@ struct RecordPrinter {
         body(record.requestBody, size: record.requestBodySize)
         if let status = record.statusCode {
             console.out()
-            console.out(console.styled("HTTP \(status) \(ReasonPhrase.text(status))", status < 400 ? .boldGreen : .boldRed))
+            console.out(console.styled("HTTP \(status) \(HTTPStatus.reasonPhrase(for: status))", status < 400 ? .boldGreen : .boldRed))
             headers(record.responseHeaders)
             body(record.responseBody, size: record.responseBodySize)
         }

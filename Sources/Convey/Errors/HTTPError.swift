@@ -131,9 +131,11 @@ extension HTTPError {
     }
 }
 
-/// Reason phrases for logs and echo output (RFC 9110 §15 and common extensions).
-enum HTTPStatus {
-    static func reasonPhrase(for code: Int) -> String {
+/// Facts about HTTP status codes.
+public enum HTTPStatus {
+    /// The standard reason phrase for a status code (RFC 9110 §15 and common extensions), such as
+    /// "OK" or "Not Found"; for a code with none, the name of its class, such as "Server Error".
+    public static func reasonPhrase(for code: Int) -> String {
         phrases[code] ?? ResponseType(statusCode: code).fallbackPhrase
     }
 
