@@ -9,14 +9,24 @@ let package = Package(
         .executable(name: "convey-harness", targets: ["ConveyHarness"]),
     ],
     targets: [
-        .target(name: "Convey", dependencies: [.target(name: "CConveyCurlShim", condition: .when(platforms: [.linux]))],
-                path: "Sources/Convey"),
+        // zlib for gzipped request bodies. On Linux it links the runtime library by its soname,
+        // so building needs no zlib1g-dev (which only adds the unversioned libz.so link).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .target(name: "Convey", dependencies: [
+            "CZlib",
+            .target(name: "CConveyCurlShim", condition: .when(platforms: [.linux])),
+        ], path: "Sources/Convey", linkerSettings: [
+            .linkedLibrary(":libz.so.1", .when(platforms: [.linux])),
+            .linkedLibrary("z", .when(platforms: [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS])),
+        ]),
         // libcurl, for CurlTransport on Linux: a system library found through pkg-config.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"]), .yum(["libcurl-devel"])]),
         .target(name: "CConveyCurlShim", dependencies: ["CCurl"], path: "Sources/CConveyCurlShim"),
         .executableTarget(name: "TransportBench", dependencies: ["Convey"], path: "Benchmarks/TransportBench"),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness"),
+        .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Benchmarks/UploadMemoryBench"),
+        .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Benchmarks/CacheBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

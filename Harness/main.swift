@@ -1,3 +1,7 @@
-import Convey
+import Foundation
 
-print("convey-harness: the demo lands with the harness issue")
+let command = Task { await Harness.run(Array(CommandLine.arguments.dropFirst())) }
+let interrupts = Interrupts.cancelling(command)
+let exitCode = await command.value
+interrupts.cancel()
+exit(exitCode.rawValue)

@@ -158,8 +158,9 @@ func format(_ value: Double, _ digits: Int = 0) -> String {
 
 @ConveyActor
 func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil) -> ConveyServer {
-    let server = ConveyServer(remote: remote, configuration: ServerConfiguration(
-        defaultEchoStyle: .none, echoSink: ClosureEchoSink { _ in }, builtInTransport: transport))
+    var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: ClosureEchoSink { _ in })
+    configuration.builtInTransport = transport
+    let server = ConveyServer(remote: remote, configuration: configuration)
     if let custom { server.transport = custom }
     return server
 }

@@ -15,25 +15,33 @@ struct AttemptRecord: Sendable {
     var duration: Duration
     var attemptNumber: Int
     var error: (any Error)?
+    var cacheStatus: CacheStatus = .network
 }
 
-/// Prints attempts to the server's echo sink in the task's echo style.
+/// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
+/// server's recorder when the style includes `.recorded`.
 @ConveyActor
 enum Echo {
-    /// Echoes one finished attempt, if the task's style asks for it.
+    /// Echoes and records one finished attempt, as the task's style asks.
     static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: URLRequest?,
                                            exchange: ServerResponse<Data>?, error: (any Error)?,
                                            attemptNumber: Int, duration: Duration) {
         let style = task.configuration?.echoStyle ?? task.echoStyle(for: exchange?.data)
-        guard style.printsToConsole, error != nil || !style.contains(.onlyIfError) else { return }
+        let prints = style.printsToConsole && (error != nil || !style.contains(.onlyIfError))
+        let recorder = style.contains(.recorded) ? server.configuration.recorder : nil
+        guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
         let record = AttemptRecord(
             method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
             statusCode: exchange?.statusCode, responseHeaders: exchange?.httpResponse.headerFields ?? [:],
             responseBody: exchange?.data, duration: exchange?.duration ?? duration,
-            attemptNumber: attemptNumber, error: error)
-        server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+            attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
+        if prints {
+            server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+        }
+        recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
+                         redaction: server.configuration.redaction)
     }
 }
 
@@ -64,9 +72,10 @@ struct EchoFormatter {
         if record.statusCode != nil {
             line += " · ↑\(Self.format(bytes: record.requestBody?.count ?? 0)) ↓\(Self.format(bytes: record.responseBody?.count ?? 0))"
         }
+        if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
         if let error = record.error {
-            line += error.isCancellation ? " · cancelled" : " ✗ " + ((error as? any PresentableError)?.logDetail ?? String(describing: error))
+            line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)
         }
         return line
     }
@@ -77,7 +86,7 @@ struct EchoFormatter {
             text += "\n    \(name): \(redaction.hidesHeader(name) ? Redaction.mask : value)"
         }
         if let body, !body.isEmpty {
-            text += "\n\n" + render(body: body, contentType: contentType).split(separator: "\n", omittingEmptySubsequences: false)
+            text += "\n\n" + render(body: body, contentType: contentType).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
                 .map { "    " + $0 }.joined(separator: "\n")
         }
         return text
@@ -140,6 +149,28 @@ struct EchoFormatter {
 
     private func header(_ name: String, in headers: [String: String]) -> String? {
         headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
+    }
+
+    /// What went wrong, without the URL (the line already shows it, masked) or the response body
+    /// (full echo shows it, masked), both of which error descriptions carry as they are.
+    static func summary(of error: any Error) -> String {
+        if let http = error as? HTTPError { return "HTTP \(http.statusCode) \(HTTPStatus.reasonPhrase(for: http.statusCode))" }
+        guard let convey = error as? ConveyError else { return String(describing: error) }
+        switch convey {
+        case .invalidURL(_, let reason):
+            return "Invalid URL: \(reason)"
+        case .transport(let failure):
+            return "Transport error \(failure.code): \(failure.reason)"
+        case .timedOut(let failure):
+            return "Timed out (\(failure.kind.rawValue) limit \(format(failure.limit)))"
+        case .decodingFailed(let failure):
+            let place = failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"
+            return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
+        case .cache(let failure):
+            return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed:
+            return convey.logDetail
+        }
     }
 
     static func format(_ duration: Duration) -> String {

@@ -2,7 +2,8 @@
 ///
 /// The standard policy hides credentials wherever they usually travel: `Authorization`,
 /// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, API-key and token headers, query parameters
-/// such as `api_key` and `token`, and JSON fields such as `password` and `access_token`.
+/// such as `api_key` and `token`, and JSON fields such as `password`, `access_token` and
+/// `Authorization` (servers that echo request headers put them in their bodies).
 public struct Redaction: Sendable, Hashable {
     /// What replaces a hidden value.
     public static let mask = "‹redacted›"
@@ -31,7 +32,7 @@ public struct Redaction: Sendable, Hashable {
         queryNames: ["api_key", "apikey", "api-key", "key", "token", "access_token", "refresh_token", "id_token",
                      "password", "secret", "client_secret", "signature", "sig", "auth"],
         jsonKeys: ["password", "token", "access_token", "accesstoken", "refresh_token", "refreshtoken", "id_token",
-                   "secret", "client_secret", "api_key", "apikey"])
+                   "secret", "client_secret", "api_key", "apikey", "authorization", "cookie", "set-cookie", "x-api-key"])
 
     /// Hides nothing. Use only where the output never leaves the developer's machine.
     public static let none = Redaction(headerNames: [], headerFragments: [], queryNames: [], jsonKeys: [])

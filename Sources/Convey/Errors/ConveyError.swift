@@ -22,6 +22,8 @@ public enum ConveyError: PresentableError, Sendable {
     case encodingFailed(EncodingFailure)
     /// The response body could not be decoded into the task's payload type.
     case decodingFailed(DecodingFailure)
+    /// The cache could not answer a `.localOnly` task, or its folder could not be opened.
+    case cache(CacheFailure)
 
     public var userMessage: String? {
         switch self {
@@ -32,6 +34,7 @@ public enum ConveyError: PresentableError, Sendable {
         case .timedOut: "The server took too long to answer. Please try again."
         case .cancelled: nil
         case .decodingFailed: "The server's answer couldn't be read."
+        case .cache(let failure): failure.kind == .notCached ? "This content isn't available offline." : "The cache couldn't be opened."
         }
     }
 
@@ -46,6 +49,7 @@ public enum ConveyError: PresentableError, Sendable {
         case .cancelled: "Cancelled"
         case .encodingFailed(let failure): failure.description
         case .decodingFailed(let failure): failure.description
+        case .cache(let failure): failure.description
         }
     }
 }
@@ -94,7 +98,7 @@ public struct TimeoutFailure: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        "Timed out (\(kind.rawValue) limit \(limit.formatted(.units(allowed: [.seconds, .milliseconds], width: .abbreviated)))) for \(url?.absoluteString ?? "?")"
+        "Timed out (\(kind.rawValue) limit \(EchoFormatter.format(limit))) for \(url?.absoluteString ?? "?")"
     }
 }
 

@@ -14,16 +14,20 @@ public struct RequestBody: Sendable {
     public var content: Content
     /// The `Content-Type` header sent with the body, such as `application/json`.
     public var contentType: String?
+    /// The `Content-Encoding` header sent with the body, such as `gzip`; `nil` for bytes as they are.
+    public var contentEncoding: String?
 
     /// Creates a body from bytes in memory.
-    public init(data: Data, contentType: String?) {
+    public init(data: Data, contentType: String?, contentEncoding: String? = nil) {
         self.content = .data(data)
         self.contentType = contentType
+        self.contentEncoding = contentEncoding
     }
 
     /// Creates a body streamed from a file.
-    public init(file: URL, contentType: String?, removeWhenDone: Bool = false) {
+    public init(file: URL, contentType: String?, removeWhenDone: Bool = false, contentEncoding: String? = nil) {
         self.content = .file(file, removeWhenDone: removeWhenDone)
         self.contentType = contentType
+        self.contentEncoding = contentEncoding
     }
 }

@@ -29,18 +29,18 @@ enum RequestBuilder {
         }
         let configuration = server.configuration
 
-        var request = URLRequest(url: url)
-        request.httpMethod = method.rawValue
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        request.timeoutInterval = timeout(for: task, server: server).timeInterval
-
         var headers: Headers = ["User-Agent": configuration.userAgent ?? ServerConfiguration.standardUserAgent]
         if !configuration.enableGZipDownloads { headers["Accept-Encoding"] = "identity" }
         headers.append(contentsOf: configuration.defaultHeaders)
         if let contentType = body?.contentType { headers["Content-Type"] = contentType }
+        if let contentEncoding = body?.contentEncoding { headers["Content-Encoding"] = contentEncoding }
         headers.append(contentsOf: try await task.headers)
-        for header in headers { request.setValue(header.value, forHTTPHeaderField: header.name) }
 
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                 timeoutInterval: timeout(for: task, server: server).timeInterval)
+        if method != .get { request.httpMethod = method.rawValue }
+        // One assignment: on Linux each `setValue(_:forHTTPHeaderField:)` rescans and renormalises every field.
+        request.allHTTPHeaderFields = headers.dictionary
         if case .data(let data) = body?.content { request.httpBody = data }
         return request
     }

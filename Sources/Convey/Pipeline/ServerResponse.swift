@@ -47,6 +47,8 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     public let duration: Duration
     /// Which attempt produced this response: 1 for the first, 2 after one retry, and so on.
     public let attemptNumber: Int
+    /// Whether the body came from the network or the cache, and whether the server revalidated it.
+    public internal(set) var cacheStatus: CacheStatus = .network
 
     /// Creates a response; the pipeline does this for you.
     public init(payload: Payload, data: Data, request: URLRequest, httpResponse: HTTPURLResponse,
@@ -83,7 +85,9 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
 
     /// The same exchange carrying another payload.
     func replacingPayload<Other>(_ other: Other) -> ServerResponse<Other> {
-        ServerResponse<Other>(payload: other, data: data, request: request, httpResponse: httpResponse,
-                              startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
+        var response = ServerResponse<Other>(payload: other, data: data, request: request, httpResponse: httpResponse,
+                                             startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
+        response.cacheStatus = cacheStatus
+        return response
     }
 }

@@ -5,9 +5,10 @@ import FoundationNetworking
 
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
-/// build → `willSendRequest` → send → `didReceiveResponse` → validate status → decode →
-/// echo → `didFinish`; on failure: echo → `retryInterval(afterError:count:)` → wait and try
-/// again, or `didFail` and throw. The server's `didFinish(task:response:error:)` runs last, once.
+/// Each attempt: build → `willSendRequest` → send → `didReceiveResponse` → validate the status →
+/// decode → echo. After a failed attempt: one credential refresh and retry after a 401, or
+/// `retryInterval(afterError:count:)` and a cancellable wait, or the end. Then `didFinish` or
+/// `didFail`, and last the server's `didFinish(task:response:error:)`, exactly once per run.
 @ConveyActor
 struct TaskRunner<T: DownloadingTask> {
     let task: T
@@ -20,11 +21,43 @@ struct TaskRunner<T: DownloadingTask> {
         var result: Result<ServerResponse<T.DownloadPayload>, any Error>
     }
 
+    /// Runs the task as a `ConveySession`, in a child task that cancellation by tag or type and the
+    /// total timeout can stop without touching the caller's own task.
     func run() async throws -> ServerResponse<T.DownloadPayload> {
         let server = task.server
+        let totalTimeout = (task.configuration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
+        let session = ConveySession(tag: task.sessionTag, taskType: T.self, totalTimeout: totalTimeout)
+        let work = startWork { try await runAttempts(server: server, session: session) }
+        session.begin { work.cancel() }
+        defer { session.end() }
+        return try await withTaskCancellationHandler {
+            try await work.value
+        } onCancel: {
+            work.cancel()
+        }
+    }
+
+    /// Starts the run's child task. `Task.immediate` begins it on this thread, at once; a plain
+    /// `Task` waits to be scheduled, which costs a thread wake-up per run (measured: 12.5 µs of
+    /// CPU per stubbed run against 9.9 µs).
+    private func startWork(
+        _ operation: @escaping @ConveyActor @Sendable () async throws -> ServerResponse<T.DownloadPayload>
+    ) -> Task<ServerResponse<T.DownloadPayload>, any Error> {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            return Task.immediate(operation: operation)
+        }
+        return Task(operation: operation)
+    }
+
+    private func runAttempts(server: ConveyServer, session: ConveySession) async throws -> ServerResponse<T.DownloadPayload> {
         var attemptNumber = 1
+        var refreshedCredentials = false
         while true {
-            let attempt = await perform(attemptNumber: attemptNumber, server: server)
+            let credentialGeneration = server.credentialRefresh.generation
+            var attempt = await perform(attemptNumber: attemptNumber, server: server)
+            if case .failure(let error) = attempt.result {
+                attempt.result = .failure(session.explain(error, url: attempt.request?.url))
+            }
             Echo.attempt(of: task, server: server, request: attempt.request, exchange: attempt.exchange,
                          error: attempt.result.failure, attemptNumber: attemptNumber, duration: attempt.elapsed)
             switch attempt.result {
@@ -34,13 +67,21 @@ struct TaskRunner<T: DownloadingTask> {
                 return response
             case .failure(let attemptError):
                 var failure = attemptError
-                if !failure.isCancellation, let interval = task.retryInterval(afterError: failure, count: attemptNumber) {
+                if !refreshedCredentials, let unauthorized = failure as? HTTPError, unauthorized.isUnauthorized,
+                   await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration) {
+                    refreshedCredentials = true
+                    attemptNumber += 1
+                    continue
+                }
+                if !failure.isCancellation, !session.deadlineExpired,
+                   let interval = task.retryInterval(afterError: failure, count: attemptNumber),
+                   session.hasTime(forWaiting: interval) {
                     do {
                         try await Task.sleep(for: .seconds(interval.isFinite ? max(0, interval) : 0))
                         attemptNumber += 1
                         continue
                     } catch {
-                        failure = ConveyError.cancelled
+                        failure = session.explain(ConveyError.cancelled, url: attempt.request?.url)
                     }
                 }
                 await task.didFail(with: failure)
@@ -55,10 +96,9 @@ struct TaskRunner<T: DownloadingTask> {
         var stagedFile: URL?
         let clock = ContinuousClock.now
         defer { if let stagedFile { try? FileManager.default.removeItem(at: stagedFile) } }
-        defer { attempt.elapsed = clock.duration(to: .now) }
         do {
             try Task.checkCancellation()
-            if DebugSwitches.failAllRequests { throw ConveyError.requestsDisabledForDebugging }
+            if server.configuration.failsAllRequests { throw ConveyError.requestsDisabledForDebugging }
             if server.disabled { throw ConveyError.serverDisabled(server: server.name) }
 
             // Build.
@@ -72,21 +112,27 @@ struct TaskRunner<T: DownloadingTask> {
             request = try await task.willSendRequest(request: request)
             attempt.request = request
 
-            // Send.
+            // Send, through the cache: it may answer, add conditional headers, store, or fall back.
             let startedAt = Date()
             let sendClock = ContinuousClock.now
             let timeout = RequestBuilder.timeout(for: task, server: server)
-            let sent: TransportResponse
+            let answer: CacheAnswer
             do {
                 let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
-                sent = try await server.transport.send(TransportRequest(
-                    urlRequest: request, bodyFile: bodyFile, timeout: timeout,
-                    allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained))
+                answer = try await CacheCoordinator(task: task, server: server).respond(to: request) { sending in
+                    try await server.transport.send(TransportRequest(
+                        urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
+                        allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
+                        progress: UploadProgressRelay.transportHandler(for: task)))
+                }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)
             }
-            let exchange = ServerResponse(payload: sent.data, data: sent.data, request: request, httpResponse: sent.response,
+            let sent = answer.response
+            attempt.request = answer.request
+            var exchange = ServerResponse(payload: sent.data, data: sent.data, request: answer.request, httpResponse: sent.response,
                                           startedAt: startedAt, duration: sendClock.duration(to: .now), attemptNumber: attemptNumber)
+            exchange.cacheStatus = answer.status
             attempt.exchange = exchange
 
             // Validate.
@@ -108,6 +154,7 @@ struct TaskRunner<T: DownloadingTask> {
         } catch {
             attempt.result = .failure(error is CancellationError ? ConveyError.cancelled : error)
         }
+        attempt.elapsed = clock.duration(to: .now)
         return attempt
     }
 }
@@ -127,12 +174,6 @@ enum TransportErrors {
             return ConveyError.transport(TransportFailure(code: urlError.code.rawValue, reason: urlError.localizedDescription, url: url))
         }
     }
-}
-
-/// Launch-argument switches for debugging apps.
-enum DebugSwitches {
-    /// `-fail-all-requests`: every task fails at once with `ConveyError.requestsDisabledForDebugging`.
-    static let failAllRequests = ProcessInfo.processInfo.arguments.contains("-fail-all-requests")
 }
 
 extension Result {

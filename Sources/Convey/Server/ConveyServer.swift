@@ -85,6 +85,17 @@ open class ConveyServer {
     /// start from these. Default: none. Override to add credentials or client information.
     open func headers(for task: any DownloadingTask) async throws -> Headers { [] }
 
+    /// Called when a task gets a 401: refresh the credentials your `headers(for:)` sends (a token,
+    /// say) and return `true` to retry the task once with them. Default: `false`, no refresh.
+    ///
+    /// Runs once for every task that got a 401 meanwhile (single flight); each of those is retried
+    /// once. Returning `false` or throwing ends them with their 401 `HTTPError`; a second 401 after a
+    /// refresh is final, so a refresh never loops.
+    open func refreshCredentials(after error: HTTPError) async throws -> Bool { false }
+
+    /// Shares one credential refresh among the tasks that need it.
+    let credentialRefresh = CredentialRefresh()
+
     /// Called exactly once per task run, after the task's own `didFinish` or `didFail`.
     ///
     /// `response` is the last HTTP exchange, when one completed (also when its status or

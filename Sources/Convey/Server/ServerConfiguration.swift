@@ -18,9 +18,14 @@ public struct ServerConfiguration: Sendable {
     public var enableGZipDownloads: Bool
     /// How long an attempt may wait for data before it fails with a timeout. Default: 60 seconds.
     public var defaultTimeout: Duration
-    /// The most time a whole task may take, all attempts included. Default: `nil`, no limit
-    /// beyond `defaultTimeout` per attempt.
+    /// The most time a whole task may take, all attempts and retry waits included. Default: 5
+    /// minutes, so that a server dripping bytes forever cannot hold a task forever. `nil`: no limit.
     public var defaultTotalTimeout: Duration?
+    /// How tasks that do not choose their own retry failed attempts. Default: `nil`, no retries.
+    public var retryPolicy: RetryPolicy?
+    /// When `true`, every task fails at once with `ConveyError.requestsDisabledForDebugging` and
+    /// nothing is sent. Default: whether the app was launched with `-fail-all-requests`.
+    public var failsAllRequests: Bool
     /// Whether requests may use an expensive network, such as cellular. Default: `true`.
     public var allowsExpensiveNetworkAccess: Bool
     /// Whether requests may use a constrained network, such as Low Data Mode. Default: `true`.
@@ -40,10 +45,22 @@ public struct ServerConfiguration: Sendable {
     public var echoSink: any EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
+    /// Whether upload tasks gzip their bodies (`Content-Encoding: gzip`), unless a task sets its
+    /// own `uploadCompression`. Default: `.none`; turn it on only for servers that accept it.
+    public var uploadCompression: UploadCompression = .none
+    /// The HTTP cache GET and HEAD tasks read and fill. Default: `nil`, no caching; set a
+    /// `DataCache` (memory only, or backed by a folder) to turn it on. See Docs/caching.md.
+    public var cache: DataCache?
+    /// How tasks use `cache` unless they choose their own `cacheStrategy`. Default: `.localFirst`,
+    /// HTTP's own freshness and revalidation rules.
+    public var defaultCacheStrategy: CacheStrategy = .localFirst
+    /// Where attempts of tasks with the `.recorded` echo style are persisted. Default: `nil`,
+    /// nothing is recorded and nothing is written to disk. See `TaskRecorder`.
+    public var recorder: TaskRecorder?
     /// The transport a server makes when none is set on it. Default: `.platformDefault`
     /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
     /// See Docs/transports.md.
-    public var builtInTransport: BuiltInTransport
+    public var builtInTransport: BuiltInTransport = .platformDefault
 
     /// Creates a configuration; every parameter has the documented default.
     public init(
@@ -52,7 +69,9 @@ public struct ServerConfiguration: Sendable {
         reportBadHTTPStatusAsError: Bool = true,
         enableGZipDownloads: Bool = true,
         defaultTimeout: Duration = .seconds(60),
-        defaultTotalTimeout: Duration? = nil,
+        defaultTotalTimeout: Duration? = .seconds(300),
+        retryPolicy: RetryPolicy? = nil,
+        failsAllRequests: Bool = ServerConfiguration.launchedWithFailAllRequests,
         allowsExpensiveNetworkAccess: Bool = true,
         allowsConstrainedNetworkAccess: Bool = true,
         waitsForConnectivity: Bool = false,
@@ -60,8 +79,7 @@ public struct ServerConfiguration: Sendable {
         defaultHeaders: Headers = [],
         defaultEchoStyle: TaskEchoStyle = .recorded,
         echoSink: any EchoSink = StandardOutputEchoSink(),
-        redaction: Redaction = .standard,
-        builtInTransport: BuiltInTransport = .platformDefault
+        redaction: Redaction = .standard
     ) {
         self.defaultEncoder = defaultEncoder
         self.defaultDecoder = defaultDecoder
@@ -69,6 +87,8 @@ public struct ServerConfiguration: Sendable {
         self.enableGZipDownloads = enableGZipDownloads
         self.defaultTimeout = defaultTimeout
         self.defaultTotalTimeout = defaultTotalTimeout
+        self.retryPolicy = retryPolicy
+        self.failsAllRequests = failsAllRequests
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
         self.waitsForConnectivity = waitsForConnectivity
@@ -77,8 +97,10 @@ public struct ServerConfiguration: Sendable {
         self.defaultEchoStyle = defaultEchoStyle
         self.echoSink = echoSink
         self.redaction = redaction
-        self.builtInTransport = builtInTransport
     }
+
+    /// Whether the process was launched with the `-fail-all-requests` argument.
+    public static let launchedWithFailAllRequests = ProcessInfo.processInfo.arguments.contains("-fail-all-requests")
 
     /// The `User-Agent` used when `userAgent` is `nil`: the app's name and version, then Convey's.
     public static let standardUserAgent: String = {

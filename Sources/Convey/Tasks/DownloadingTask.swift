@@ -16,7 +16,8 @@ import FoundationNetworking
 /// ```
 ///
 /// A run goes: build the request → `willSendRequest` → send → `didReceiveResponse` → check the
-/// status → decode → `didFinish`, or `didFail` and `retryInterval(afterError:count:)` on failure.
+/// status → decode → `didFinish`; on failure, a credential refresh after a 401 or
+/// `retryInterval(afterError:count:)` may lead to another attempt, else `didFail`.
 @ConveyActor
 public protocol DownloadingTask<DownloadPayload>: Sendable {
     /// What a successful run produces: raw `Data` by default, or any `Decodable` type decoded from JSON.
@@ -42,6 +43,16 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     var decoder: JSONDecoder { get }
     /// The request body. Default: none. Upload tasks provide it from their `uploadPayload`.
     var requestBody: RequestBody? { get async throws }
+    /// A tag for `ConveySession.cancel(sessionWithTag:)`. Default: `nil`.
+    var sessionTag: String? { get }
+    /// The retry policy behind the default `retryInterval(afterError:count:)`. Default: the
+    /// server's `retryPolicy` (none unless configured).
+    var retryPolicy: RetryPolicy? { get }
+    /// How the task uses the server's cache. Default: the server's `defaultCacheStrategy`. See `CacheStrategy`.
+    var cacheStrategy: CacheStrategy { get }
+    /// Whether responses to requests carrying `Authorization` may be stored and reused (only for
+    /// requests with the same `Authorization`). Default: `false`, such requests bypass the cache.
+    var cachesAuthorizedResponses: Bool { get }
 
     /// What to echo for this task. Default: the server's `defaultEchoStyle` (`.recorded`).
     var echoStyle: TaskEchoStyle { get }
@@ -58,7 +69,9 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     /// Called once when a run succeeds, with the decoded response.
     func didFinish(with response: ServerResponse<DownloadPayload>) async
     /// Asked after each failed attempt: how many seconds to wait before trying again, or `nil`
-    /// to give up. `count` is the number of attempts made so far. Default: `nil`, no retries.
+    /// to give up. `count` is the number of attempts made so far. Default: what `retryPolicy` says.
+    /// Not asked for cancellations or when the total timeout has passed; a wait that would run
+    /// past the total timeout ends the task instead.
     func retryInterval(afterError error: any Error, count: Int) -> TimeInterval?
 }
 
@@ -74,13 +87,19 @@ extension DownloadingTask {
     public var requestBody: RequestBody? {
         get async throws { nil }
     }
+    public var sessionTag: String? { nil }
+    public var retryPolicy: RetryPolicy? { server.configuration.retryPolicy }
+    public var cacheStrategy: CacheStrategy { server.configuration.defaultCacheStrategy }
+    public var cachesAuthorizedResponses: Bool { false }
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
     public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }
     public func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {}
     public func didFail(with error: any Error) async {}
     public func didFinish(with response: ServerResponse<DownloadPayload>) async {}
-    public func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? { nil }
+    public func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
+        retryPolicy?.retryInterval(afterError: error, count: count, method: method)
+    }
 }
 
 extension DownloadingTask {

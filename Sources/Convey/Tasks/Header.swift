@@ -67,6 +67,11 @@ public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, 
         }
     }
 
+    /// The fields as a dictionary, for `URLRequest.allHTTPHeaderFields`.
+    public var dictionary: [String: String] {
+        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
     /// The number of fields.
     public var count: Int { fields.count }
     /// Whether there are no fields.

@@ -37,7 +37,9 @@ public final class URLSessionTransport: ConveyTransport {
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = request.urlRequest
-        urlRequest.timeoutInterval = request.timeout.clampedTimeout.timeInterval
+        let timeout = request.timeout.clampedTimeout
+        let watchdogNeeded = Self.needsWatchdog(timeout)
+        urlRequest.timeoutInterval = watchdogNeeded ? timeout.timeInterval.rounded(.up) + 1 : timeout.timeInterval
         #if canImport(Darwin)
         urlRequest.allowsExpensiveNetworkAccess = request.allowsExpensiveNetworkAccess
         urlRequest.allowsConstrainedNetworkAccess = request.allowsConstrainedNetworkAccess
@@ -47,14 +49,43 @@ public final class URLSessionTransport: ConveyTransport {
         } else {
             session.dataTask(with: urlRequest)
         }
-        let cancel = SendableTask(task)
+        let handle = SendableTask(task)
+        let watchdog = watchdogNeeded ? startWatchdog(for: handle, idleTimeout: timeout) : nil
+        defer { watchdog?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.begin(task, continuation: continuation, progress: request.progress)
                 task.resume()
             }
         } onCancel: {
-            cancel.task.cancel()
+            handle.task.cancel()
+        }
+    }
+
+    /// Whether Convey must enforce the idle timeout itself. URLSession on Linux (libcurl) truncates
+    /// timeouts to whole seconds, and one under a second fires at once; whole seconds work.
+    private static func needsWatchdog(_ timeout: Duration) -> Bool {
+        #if canImport(FoundationNetworking)
+        let seconds = timeout.timeInterval
+        return seconds < 1 || seconds != seconds.rounded()
+        #else
+        return false
+        #endif
+    }
+
+    /// Cancels the transfer as timed out once no bytes have moved for `idleTimeout`.
+    private func startWatchdog(for handle: SendableTask, idleTimeout: Duration) -> Task<Void, Never> {
+        Task { [delegate] in
+            var deadline = ContinuousClock.now + idleTimeout
+            while (try? await Task.sleep(until: deadline)) != nil {
+                guard let lastActivity = delegate.lastActivity(of: handle.task) else { return }
+                deadline = lastActivity + idleTimeout
+                if deadline <= .now {
+                    delegate.markTimedOut(handle.task)
+                    handle.task.cancel()
+                    return
+                }
+            }
         }
     }
 }
@@ -73,6 +104,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var progress = TransferProgress()
         var response: HTTPURLResponse?
         var data = Data()
+        var lastActivity = ContinuousClock.now
+        /// Set when Convey's own idle watchdog cancelled the transfer.
+        var timedOut = false
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
     }
@@ -85,13 +119,20 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation, progressHandler: progress) }
     }
 
+    /// Changes a transfer in place: a copy would copy its body on every appended chunk.
     private func update(_ task: URLSessionTask, _ change: (inout Transfer) -> Void) {
         lock.withLock {
-            if var transfer = transfers[task.taskIdentifier] {
-                change(&transfer)
-                transfers[task.taskIdentifier] = transfer
-            }
+            if let index = transfers.index(forKey: task.taskIdentifier) { change(&transfers.values[index]) }
         }
+    }
+
+    /// When bytes last moved, or `nil` once the transfer is over.
+    func lastActivity(of task: URLSessionTask) -> ContinuousClock.Instant? {
+        lock.withLock { transfers[task.taskIdentifier]?.lastActivity }
+    }
+
+    func markTimedOut(_ task: URLSessionTask) {
+        update(task) { $0.timedOut = true }
     }
 
     /// Updates the transfer's progress and reports it, outside the lock.
@@ -107,19 +148,26 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        update(dataTask) { $0.response = response as? HTTPURLResponse }
+        update(dataTask) {
+            $0.response = response as? HTTPURLResponse
+            $0.lastActivity = .now
+        }
         let expected = response.expectedContentLength
         report(dataTask) { $0.totalBytesToReceive = expected >= 0 ? expected : nil }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        update(dataTask) { $0.data.append(data) }
+        update(dataTask) {
+            $0.data.append(data)
+            $0.lastActivity = .now
+        }
         report(dataTask) { $0.bytesReceived += Int64(data.count) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
+        update(task) { $0.lastActivity = .now }
         report(task) {
             $0.bytesSent = totalBytesSent
             $0.totalBytesToSend = totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil
@@ -143,7 +191,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
         guard let transfer else { return }
-        if let challenged = transfer.challengeResponse {
+        if transfer.timedOut {
+            transfer.continuation.resume(throwing: URLError(.timedOut))
+        } else if let challenged = transfer.challengeResponse {
             transfer.continuation.resume(returning: TransportResponse(response: challenged, data: transfer.data))
         } else if let error {
             transfer.continuation.resume(throwing: error)

@@ -64,7 +64,7 @@ struct FileUploadTask: MIMEUploadingTask {
 /// The app's server, made the default the way the seed describes.
 @ConveyActor
 enum SampleServer {
-    private static var server: ConveyServer?
+    private(set) static var server: ConveyServer?
 
     static func install() throws {
         guard server == nil else { return }
@@ -76,6 +76,14 @@ enum SampleServer {
 @Suite("Seed samples", .wire)
 struct SeedSampleTests {
     init() async throws { try await SampleServer.install() }
+
+    @Test @ConveyActor func tasksThatNameNoServerRunOnTheDefaultServer() throws {
+        let installed = try #require(SampleServer.server)
+        #expect(ConveyServer.default === installed)
+        #expect(FetchUserTask(userId: "1").server === installed)
+        let other = ConveyServer(asDefault: false)
+        #expect(ConveyServer.default === installed && other !== installed)
+    }
 
     @Test func basicGETDownloadsTheUser() async throws {
         let task = FetchUserTask(userId: "123")

@@ -197,7 +197,7 @@ struct TransportWireTests {
         let file = FileManager.default.temporaryDirectory.appending(path: "convey-upload-\(UUID().uuidString).txt")
         try Data(text.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let log = ProgressLog()
+        let log = TransferProgressLog()
         let response = try await kind.make().send(try TestServers.httpbin("/anything"), method: "POST",
                                                   headers: ["Content-Type": "text/plain"], bodyFile: file,
                                                   progress: { log.add($0) })
@@ -209,7 +209,7 @@ struct TransportWireTests {
 
     @Test(arguments: TransportKind.allCases)
     func downloadsReportProgress(_ kind: TransportKind) async throws {
-        let log = ProgressLog()
+        let log = TransferProgressLog()
         let response = try await kind.make().send(try TestServers.nginx("/256k.json"), progress: { log.add($0) })
         let reports = log.reports
         let last = try #require(reports.last)
@@ -268,7 +268,7 @@ extension TransportWireTests {
         request.httpMethod = "POST"
         request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
         request.httpBodyStream = InputStream(data: Data(text.utf8))
-        let log = ProgressLog()
+        let log = TransferProgressLog()
         let response = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20),
                                                                    progress: { log.add($0) }))
         #expect(try echo(response).data == text)

@@ -1,8 +1,8 @@
 import Foundation
 @testable import Convey
 
-/// Collects progress reports from any thread.
-final class ProgressLog: @unchecked Sendable {
+/// Collects transport progress reports from any thread.
+final class TransferProgressLog: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [TransferProgress] = []
 

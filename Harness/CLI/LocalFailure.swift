@@ -1,0 +1,5 @@
+/// A failure before anything was sent, not caused by the command line's syntax: a file that
+/// cannot be read, a record that does not exist. Exits with `ExitCode.localFailure`.
+struct LocalFailure: Error, Sendable {
+    let message: String
+}

@@ -1,0 +1,105 @@
+import Convey
+import Foundation
+
+/// The top level: finds the command, parses its options, and runs it.
+enum Harness {
+    static let version = "convey-harness \(Convey.version) (Convey \(Convey.version))"
+
+    static let commands: [Command] = [DemoCommand.command]
+        + [HTTPMethod.get, .post, .put, .patch, .delete].map(RequestCommand.command(for:))
+        + [RecordedCommand.command, ReplayCommand.command]
+
+    static var overview: String {
+        let entries = commands.map { ($0.name, $0.summary) } + [("help [COMMAND]", "Shows help for a command.")]
+        let width = (entries.map(\.0.count).max() ?? 0) + 2
+        let list = entries.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + $0.1 }
+        return """
+            Usage: convey-harness COMMAND [options]
+
+            Runs Convey tasks by hand and shows what went on the wire.
+
+            Commands:
+            \(list.joined(separator: "\n"))
+
+            Start with: convey-harness demo
+            Every command takes --help.
+
+            Global options:
+            \(Command.table(HarnessSettings.globalOptions + [OptionSpec(["--version"], help: "print the version")]))
+            \(ExitCode.table)
+            """
+    }
+
+    /// Runs a command line (without the program name) and returns the exit code.
+    static func run(_ arguments: [String]) async -> ExitCode {
+        let console = Console(color: .auto)
+        guard let commandIndex = commandIndex(in: arguments) else {
+            return topLevel(arguments, console: console)
+        }
+        let name = arguments[commandIndex]
+        var rest = arguments
+        rest.remove(at: commandIndex)
+        if name == "help" {
+            return help(for: rest.filter { !$0.hasPrefix("-") }, console: console)
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            return console.report(UsageError(message: "unknown command '\(name)': try one of \(commands.map(\.name).joined(separator: ", "))", command: nil))
+        }
+        do throws(UsageError) {
+            let parsed = try ParsedArguments.parse(rest, options: command.allOptions, command: command.name)
+            if parsed.has("help") {
+                console.out(command.help)
+                return .ok
+            }
+            let settings = try HarnessSettings(parsed, command: command.name)
+            return await command.run(parsed, settings)
+        } catch {
+            return console.report(error)
+        }
+    }
+
+    /// The index of the first argument that is neither an option nor the value of one.
+    private static func commandIndex(in arguments: [String]) -> Int? {
+        let valued = Set(HarnessSettings.globalOptions.filter { $0.valueName != nil }.flatMap(\.names))
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { return index + 1 < arguments.count ? index + 1 : nil }
+            if !argument.hasPrefix("-") || argument == "-" { return index }
+            index += valued.contains(argument) ? 2 : 1
+        }
+        return nil
+    }
+
+    /// `convey-harness`, `--help`, `--version`, or global options alone.
+    private static func topLevel(_ arguments: [String], console: Console) -> ExitCode {
+        let options = HarnessSettings.globalOptions + [OptionSpec(["--version"], help: "print the version")]
+        do throws(UsageError) {
+            let parsed = try ParsedArguments.parse(arguments, options: options, command: nil)
+            if parsed.has("version") {
+                console.out(version)
+                return .ok
+            }
+            if parsed.has("help") {
+                console.out(overview)
+                return .ok
+            }
+        } catch {
+            return console.report(error)
+        }
+        console.err(overview)
+        return .usage
+    }
+
+    private static func help(for names: [String], console: Console) -> ExitCode {
+        guard let name = names.first else {
+            console.out(overview)
+            return .ok
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            return console.report(UsageError(message: "unknown command '\(name)'", command: nil))
+        }
+        console.out(command.help)
+        return .ok
+    }
+}

@@ -1,0 +1,23 @@
+import Convey
+import Foundation
+
+/// What every demo step works with: the server, its logs and its recorder.
+@ConveyActor
+final class DemoContext {
+    let target: RemoteTarget
+    let server: DemoServer
+    let hooks = HookLog()
+    let wire = WireLog()
+    let recorder: TaskRecorder?
+    let settings: HarnessSettings
+
+    init(target: RemoteTarget, recorder: TaskRecorder?, settings: HarnessSettings) {
+        self.target = target
+        self.recorder = recorder
+        self.settings = settings
+        var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire)
+        configuration.recorder = recorder
+        server = DemoServer(target: target, configuration: configuration, hooks: hooks)
+        server.transport = HarnessTransport.make(for: target, configuration: configuration)
+    }
+}

@@ -1,0 +1,34 @@
+import Convey
+import Foundation
+
+/// The hooks a demo step's tasks and server called, in order.
+final class HookLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(hook: String, detail: String)] = []
+
+    func add(_ hook: String, _ detail: String) { lock.withLock { entries.append((hook, detail)) } }
+
+    /// The entries so far, emptying the log for the next step.
+    func drain() -> [(hook: String, detail: String)] {
+        lock.withLock {
+            defer { entries.removeAll() }
+            return entries
+        }
+    }
+}
+
+/// Collects Convey's echo output for a demo step.
+final class WireLog: EchoSink, @unchecked Sendable {
+    private let lock = NSLock()
+    private var blocks: [String] = []
+
+    func write(_ text: String) { lock.withLock { blocks.append(text) } }
+
+    /// The blocks so far, emptying the log for the next step.
+    func drain() -> [String] {
+        lock.withLock {
+            defer { blocks.removeAll() }
+            return blocks
+        }
+    }
+}

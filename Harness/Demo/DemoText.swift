@@ -1,0 +1,29 @@
+import Convey
+
+/// Short descriptions of errors for demo output.
+enum DemoText {
+    /// `ConveyError.timedOut`, `HTTPError 404`, or the type name.
+    static func errorName(_ error: any Error) -> String {
+        if let http = error as? HTTPError { return "HTTPError \(http.statusCode)" }
+        guard let convey = error as? ConveyError else { return String(describing: type(of: error)) }
+        let name = switch convey {
+        case .invalidURL: "invalidURL"
+        case .noRemote: "noRemote"
+        case .serverDisabled: "serverDisabled"
+        case .requestsDisabledForDebugging: "requestsDisabledForDebugging"
+        case .transport: "transport"
+        case .timedOut: "timedOut"
+        case .cancelled: "cancelled"
+        case .encodingFailed: "encodingFailed"
+        case .decodingFailed: "decodingFailed"
+        case .cache: "cache"
+        }
+        return "ConveyError." + name
+    }
+
+    /// The name and the log detail.
+    static func error(_ error: any Error) -> String {
+        let detail = (error as? any PresentableError)?.logDetail ?? String(describing: error)
+        return errorName(error) + ": " + detail
+    }
+}

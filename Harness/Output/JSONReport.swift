@@ -1,0 +1,42 @@
+import Convey
+import Foundation
+
+/// A manual run's result as one JSON object, for scripts:
+///
+/// `{"request": {"method", "url", "headers"}, "response": {"status", "reason", "headers", "size",
+/// "body" | "bodyText" | "bodyBase64"} | null, "durationMs", "attempt", "error": {"kind", "message"} | null, "exitCode"}`
+enum JSONReport {
+    static func text(_ report: RunReport, redaction: Redaction, exitCode: ExitCode) -> String {
+        var object: [String: Any] = [
+            "request": ["method": report.method, "url": report.url ?? NSNull(), "headers": report.requestHeaders] as [String: Any],
+            "durationMs": (report.duration.seconds * 1_000_000).rounded() / 1000,
+            "exitCode": Int(exitCode.rawValue),
+            "response": NSNull(),
+            "error": NSNull(),
+            "attempt": report.response?.attemptNumber ?? NSNull(),
+        ]
+        if let response = report.response {
+            var described: [String: Any] = [
+                "status": response.statusCode,
+                "reason": HTTPStatus.reasonPhrase(for: response.statusCode),
+                "headers": report.responseHeaders(redaction),
+                "size": response.data.count,
+            ]
+            if let json = try? JSONSerialization.jsonObject(with: response.data, options: [.fragmentsAllowed]), !response.data.isEmpty {
+                described["body"] = json
+            } else if let text = BodyText.text(response.data) {
+                described["bodyText"] = text
+            } else {
+                described["bodyBase64"] = response.data.base64EncodedString()
+            }
+            object["response"] = described
+        }
+        if let message = report.errorText, let kind = report.errorKind {
+            object["error"] = ["kind": kind, "message": message]
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            return #"{"error": {"kind": "other", "message": "the result could not be written as JSON"}, "exitCode": 5}"#
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

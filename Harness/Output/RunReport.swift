@@ -1,0 +1,64 @@
+import Convey
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The outcome of one manual run, masked for display, ready to print for people or as JSON.
+struct RunReport: Sendable {
+    let method: String
+    /// The URL as sent, credentials masked; `nil` when the run failed before a request was built.
+    let url: String?
+    let requestHeaders: [String: String]
+    let response: ServerResponse<Data>?
+    let error: (any Error)?
+    let duration: Duration
+    let exitCode: ExitCode
+
+    init(method: HTTPMethod, sent: URLRequest?, response: ServerResponse<Data>?, error: (any Error)?,
+         duration: Duration, redaction: Redaction) {
+        let request = response?.request ?? sent
+        self.method = request?.httpMethod ?? method.rawValue
+        self.url = request?.url.map(redaction.maskedURL)
+        self.requestHeaders = redaction.maskedHeaders(request?.allHTTPHeaderFields ?? [:])
+        self.response = response
+        self.error = error
+        self.duration = response?.duration ?? duration
+        self.exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: response?.statusCode ?? 200) }
+    }
+
+    /// The response headers, credentials masked.
+    func responseHeaders(_ redaction: Redaction) -> [String: String] {
+        redaction.maskedHeaders(response?.httpResponse.allHeaderFields.reduce(into: [String: String]()) {
+            $0[String(describing: $1.key)] = String(describing: $1.value)
+        } ?? [:])
+    }
+
+    /// `200 OK`.
+    var statusText: String? {
+        response.map { "\($0.statusCode) \(HTTPStatus.reasonPhrase(for: $0.statusCode))" }
+    }
+
+    /// What went wrong, in one line.
+    var errorText: String? {
+        error.map { ($0 as? any PresentableError)?.logDetail ?? String(describing: $0) }
+    }
+
+    /// A short name for the kind of failure, for JSON output.
+    var errorKind: String? {
+        guard let error else { return nil }
+        if error.isCancellation { return "cancelled" }
+        if error is HTTPError { return "http" }
+        guard let convey = error as? ConveyError else { return "other" }
+        return switch convey {
+        case .transport: "transport"
+        case .timedOut: "timeout"
+        case .requestsDisabledForDebugging, .serverDisabled, .noRemote: "disabled"
+        case .invalidURL: "invalidURL"
+        case .encodingFailed: "encoding"
+        case .decodingFailed: "decoding"
+        case .cache: "cache"
+        case .cancelled: "cancelled"
+        }
+    }
+}

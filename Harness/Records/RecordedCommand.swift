@@ -1,0 +1,70 @@
+import Convey
+import Foundation
+
+/// `recorded list|show N|clear`: the task records in the records folder.
+enum RecordedCommand {
+    static let command = Command(
+        name: "recorded",
+        synopsis: "recorded list|show N|clear [options]",
+        summary: "Lists, shows or clears recorded tasks: every attempt of a task with the .recorded echo style.",
+        details: """
+            list         one line per record, newest first, numbered from 1
+            show N|ID    every detail of record N (or the record with that ID)
+            clear        remove every record in the folder
+
+            The harness records its own requests; point --records at an app's TaskRecorder folder
+            to read the app's records. Unreadable records are skipped and counted.
+            """,
+        options: [OptionSpec(["--json"], help: "print records as JSON, in the on-disk format")],
+        run: run)
+
+    private static func run(_ arguments: ParsedArguments, _ settings: HarnessSettings) async -> ExitCode {
+        let console = settings.console
+        let recorder = settings.recordReader()
+        let positionals = arguments.positionals
+        let folder = recorder.folder.path(percentEncoded: false)
+        switch positionals.first {
+        case "list" where positionals.count == 1:
+            let records = await recorder.records()
+            let unreadable = await recorder.unreadableRecordIDs()
+            if arguments.has("json") {
+                console.out(RecordJSON.text(records))
+            } else if records.isEmpty {
+                console.out("No records in \(folder).")
+            } else {
+                RecordPrinter(console: console).list(records)
+                console.err(console.styledError("\(records.count) record\(records.count == 1 ? "" : "s") in \(folder), newest first", .dim))
+            }
+            if !unreadable.isEmpty {
+                console.err(console.styledError("\(unreadable.count) unreadable record\(unreadable.count == 1 ? "" : "s") skipped: "
+                                                + unreadable.joined(separator: ", "), .yellow))
+            }
+            return .ok
+        case "show" where positionals.count == 2:
+            do {
+                let (number, record) = try await RecordLookup.find(positionals[1], in: recorder)
+                if arguments.has("json") {
+                    console.out(RecordJSON.text(record))
+                } else {
+                    RecordPrinter(console: console).show(record, number: number)
+                }
+                return .ok
+            } catch {
+                console.fail(error.message)
+                return .localFailure
+            }
+        case "clear" where positionals.count == 1:
+            let removed = await recorder.clear()
+            console.out("Removed \(removed) record\(removed == 1 ? "" : "s") from \(folder).")
+            return .ok
+        case "show":
+            return console.report(UsageError(message: "recorded show needs one record number or ID", command: "recorded"))
+        case .some(let other) where !["list", "clear"].contains(other):
+            return console.report(UsageError(message: "unknown subcommand '\(other)': use list, show N or clear", command: "recorded"))
+        case .some:
+            return console.report(UsageError(message: "unexpected argument '\(positionals[1])'", command: "recorded"))
+        case .none:
+            return console.report(UsageError(message: "recorded needs a subcommand: list, show N or clear", command: "recorded"))
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import Convey
+import Foundation
+
+/// Sends one manual task and prints its result: shared by the method commands and `replay`.
+@ConveyActor
+enum RequestRunner {
+    /// Builds a server for `target`, makes the task with `makeTask`, sends it, prints the result.
+    static func run(target: RemoteTarget, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
+                    makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
+        let console = settings.console
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
+        configuration.recorder = settings.recorderForRequests()
+        let server = ConveyServer(remote: target.remote, configuration: configuration)
+        server.transport = HarnessTransport.make(for: target, configuration: configuration, progress: output.progressBar(console: console))
+        let task: any ManualTask
+        do {
+            task = try makeTask(server)
+        } catch {
+            console.fail(error.message)
+            return .localFailure
+        }
+        let started = ContinuousClock.now
+        var response: ServerResponse<Data>?
+        var failure: (any Error)?
+        do {
+            response = try await download(task)
+        } catch {
+            failure = error
+        }
+        let elapsed = started.duration(to: .now)
+        await configuration.recorder?.flush()
+        if let problem = configuration.recorder?.lastWriteFailure { console.err(console.styledError("Not recorded: \(problem)", .yellow)) }
+        let report = RunReport(method: method, sent: task.request.sent.request, response: response, error: failure,
+                               duration: elapsed, redaction: configuration.redaction)
+        return ResultPrinter(console: console, options: output, redaction: configuration.redaction).present(report)
+    }
+
+    private static func download<Task: ManualTask>(_ task: Task) async throws -> ServerResponse<Data> {
+        try await task.download()
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The disk tier: one self-verifying file per entry (see `CacheEntryFormat`), named by the
+/// SHA-256 of its key under a two-hex-digit shard folder (`ab/abcdef…`).
+///
+/// Crash- and multi-process-safe by construction: a file is written under a unique temporary
+/// name in the same folder and renamed over the final name, so a reader (in this process or
+/// another) sees a whole old file or a whole new one, never a mix; a crash leaves at most a
+/// temporary file, which a sweep removes. Size is kept under the limit by a background sweep that
+/// deletes the least recently used files (by modification time, which reads refresh).
+///
+/// Reads run on the calling thread, never on an actor, so reads of different entries proceed in
+/// parallel. Changes (writes, removals) run in order on one serial queue, so a removal can never
+/// be overtaken by an older write, and callers may queue a write without waiting for the disk.
+/// The only other shared state, a few counters, sits behind a lock.
+final class DiskTier: @unchecked Sendable {
+    /// The cache folder.
+    let folder: URL
+    /// The most bytes of entry files kept; sweeps trim to 90% of it.
+    let sizeLimit: Int
+
+    private let folderPath: String
+    private let writerTag = "\(getpid())-\(UInt32.random(in: .min ... .max))"
+    private let lock = NSLock()
+    private let sweepLock = NSLock()
+    private let changes = DispatchQueue(label: "Convey.DataCache.disk-changes", qos: .utility)
+    private var state = State()
+
+    private struct State {
+        var approximateSize = 0
+        var sweepScheduled = false
+        var temporaryCounter = 0
+        var counts = DiskCounts()
+    }
+
+    /// What the tier has done since it was created.
+    struct DiskCounts: Sendable {
+        var hits = 0
+        var writes = 0
+        var writeFailures = 0
+        var droppedEntries = 0
+        var sweeps = 0
+        var evictedFiles = 0
+    }
+
+    /// Temporary files older than this are leftovers of a crashed writer.
+    private static let abandonedTemporaryAge: TimeInterval = 600
+    private static let temporaryPrefix = ".tmp-"
+
+    /// Opens (creating if needed) the folder and starts a background sweep that measures it.
+    init(folder: URL, sizeLimit: Int) throws {
+        self.folder = folder
+        self.sizeLimit = max(0, sizeLimit)
+        folderPath = folder.standardizedFileURL.path
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: error.localizedDescription))
+        }
+        guard access(folderPath, W_OK) == 0 else {
+            throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: "the folder is not writable"))
+        }
+        lock.withLock { state.sweepScheduled = true }
+        sweepInBackground()
+    }
+
+    var counts: DiskCounts { lock.withLock { state.counts } }
+
+    // MARK: Ordering changes
+
+    /// Runs `change` after every change queued before it, and waits for it.
+    func perform(_ change: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            changes.async {
+                change()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Queues `change` after every change queued before it, without waiting.
+    func enqueue(_ change: @escaping @Sendable () -> Void) {
+        changes.async(execute: change)
+    }
+
+    // MARK: Entries
+
+    /// The sound entry stored for `key`, or `nil`. A corrupt file is deleted; a file holding a
+    /// colliding key is left for its owner. A hit refreshes the file's time for eviction.
+    func read(key: String) -> CachedResponse? {
+        let path = self.path(for: key)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_size >= 0 else {
+            close(descriptor)
+            return nil
+        }
+        let size = Int(info.st_size)
+        var complete = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var offset = 0
+            while offset < size {
+                let count = systemRead(descriptor, buffer.baseAddress.map { $0 + offset }, size - offset)
+                if count <= 0 { break }
+                offset += count
+            }
+            complete = offset == size
+            initialized = offset
+        }
+        _ = futimens(descriptor, nil)
+        close(descriptor)
+        let decoded = complete ? bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) } : .corrupt("short read")
+        switch decoded {
+        case .entry(let entry):
+            lock.withLock { state.counts.hits += 1 }
+            return entry
+        case .otherKey:
+            return nil
+        case .corrupt:
+            unlink(path)
+            lock.withLock { state.counts.droppedEntries += 1 }
+            return nil
+        }
+    }
+
+    /// Writes `entry` atomically, on the calling thread; `false` when it could not be written or
+    /// exceeds the size limit. Call it through `perform` or `enqueue` to keep changes in order.
+    @discardableResult
+    func write(_ entry: CachedResponse) -> Bool {
+        let bytes = CacheEntryFormat.encode(entry)
+        guard bytes.count <= sizeLimit else { return false }
+        let written = writeAtomically(bytes, to: path(for: entry.key))
+        let sweepNeeded: Bool = lock.withLock {
+            if written {
+                state.counts.writes += 1
+                state.approximateSize += bytes.count
+            } else {
+                state.counts.writeFailures += 1
+            }
+            guard state.approximateSize > sizeLimit, !state.sweepScheduled else { return false }
+            state.sweepScheduled = true
+            return true
+        }
+        if sweepNeeded { sweepInBackground() }
+        return written
+    }
+
+    /// Deletes the file for `key`, if there is one.
+    func remove(key: String) {
+        unlink(path(for: key))
+    }
+
+    /// Sets the file's time for `key` to now, so the sweep sees it as recently used.
+    func touch(key: String) {
+        _ = utimensat(AT_FDCWD, path(for: key), nil, 0)
+    }
+
+    /// Deletes every entry file, keeping the folder (another process may be using it).
+    func removeAll() {
+        forEachFile { path, _, _, _ in unlink(path) }
+        lock.withLock { state.approximateSize = 0 }
+    }
+
+    /// Calls `change` with every sound entry; a returned entry replaces the stored one.
+    func rewriteEntries(_ change: (CachedResponse) -> CachedResponse?) {
+        var paths: [String] = []
+        forEachFile { path, _, _, isTemporary in if !isTemporary { paths.append(path) } }
+        for path in paths {
+            guard let bytes = FileManager.default.contents(atPath: path),
+                  case .entry(let entry) = bytes.withUnsafeBytes({ CacheEntryFormat.decode($0, expectedKey: nil) }),
+                  let replacement = change(entry)
+            else { continue }
+            write(replacement)
+        }
+    }
+
+    // MARK: Sweeping
+
+    /// Sweeps on a utility dispatch queue: a sweep blocks on the file system for a while (about
+    /// 0.2 s per 100k files) and must not hold one of Swift concurrency's few cooperative threads.
+    private func sweepInBackground() {
+        DispatchQueue.global(qos: .utility).async { [self] in sweep() }
+    }
+
+    /// Sweeps now, off the cooperative threads, and returns when done.
+    func sweepNow() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global(qos: .utility).async { [self] in
+                sweep()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Measures the folder, deletes abandoned temporary files and, when the entries exceed the
+    /// size limit, deletes the least recently used down to 90% of it. Runs one at a time.
+    func sweep() {
+        sweepLock.withLock {
+            lock.withLock { state.sweepScheduled = false }
+            let now = Date().timeIntervalSince1970
+            var files: [(path: String, size: Int, modified: Double)] = []
+            var total = 0
+            forEachFile { path, size, modified, isTemporary in
+                if isTemporary {
+                    if now - modified > Self.abandonedTemporaryAge { unlink(path) }
+                    return
+                }
+                files.append((path, size, modified))
+                total += size
+            }
+            var evicted = 0
+            if total > sizeLimit {
+                let target = sizeLimit / 10 * 9
+                files.sort { $0.modified < $1.modified }
+                for file in files where total > target {
+                    if unlink(file.path) == 0 || errno == ENOENT {
+                        total -= file.size
+                        evicted += 1
+                    }
+                }
+            }
+            lock.withLock {
+                state.approximateSize = total
+                state.counts.sweeps += 1
+                state.counts.evictedFiles += evicted
+            }
+        }
+    }
+
+    /// The bytes the entry files took at the last sweep plus what was written since.
+    var approximateSize: Int { lock.withLock { state.approximateSize } }
+
+    // MARK: Files
+
+    /// `folder/ab/abcdef…` for a key whose SHA-256 starts with `ab`.
+    func path(for key: String) -> String {
+        Self.path(forKey: key, inFolder: folderPath)
+    }
+
+    /// The path of the file for `key` in the cache folder at `folderPath`.
+    static func path(forKey key: String, inFolder folderPath: String) -> String {
+        let name = SHA256.hexDigest(key)
+        return folderPath + "/" + name.prefix(2) + "/" + name
+    }
+
+    private func writeAtomically(_ bytes: [UInt8], to path: String) -> Bool {
+        let shard = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        let counter = lock.withLock {
+            state.temporaryCounter += 1
+            return state.temporaryCounter
+        }
+        let temporary = shard + "/" + Self.temporaryPrefix + writerTag + "-\(counter)"
+        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        if descriptor < 0, errno == ENOENT {
+            mkdir(shard, 0o755)
+            descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        }
+        guard descriptor >= 0 else { return false }
+        var offset = 0
+        bytes.withUnsafeBytes { buffer in
+            while offset < buffer.count {
+                let count = systemWrite(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if count <= 0 { break }
+                offset += count
+            }
+        }
+        let closed = close(descriptor) == 0
+        guard offset == bytes.count, closed, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return false
+        }
+        return true
+    }
+
+    /// Calls `body` with the path, size, modification time and temporariness of every file in the shard folders.
+    private func forEachFile(_ body: (String, Int, Double, Bool) -> Void) {
+        let digits = Array("0123456789abcdef")
+        for high in digits {
+            for low in digits {
+                let shard = folderPath + "/" + String(high) + String(low)
+                guard let directory = opendir(shard) else { continue }
+                defer { closedir(directory) }
+                let directoryDescriptor = dirfd(directory)
+                while let item = readdir(directory) {
+                    let name = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    guard name != ".", name != ".." else { continue }
+                    var info = stat()
+                    guard fstatat(directoryDescriptor, name, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                    body(shard + "/" + name, Int(info.st_size), Self.modificationTime(info), name.hasPrefix(Self.temporaryPrefix))
+                }
+            }
+        }
+    }
+
+    private static func modificationTime(_ info: stat) -> Double {
+        #if canImport(Darwin)
+        Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+    }
+}
+
+/// `read(2)`, named apart from `DiskTier.read(key:)`.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+/// `write(2)`, named apart from `DiskTier.write(_:)`.
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}

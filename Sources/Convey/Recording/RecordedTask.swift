@@ -1,0 +1,93 @@
+import Foundation
+
+/// One recorded attempt of a task: what went on the wire and how it ended, with credentials
+/// redacted by the server's `Redaction`. `TaskRecorder` writes one per attempt as a JSON file;
+/// Docs/recording.md describes the format.
+public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
+    /// How an attempt ended.
+    public enum Outcome: String, Codable, Sendable, Hashable {
+        /// A response arrived and the task accepted it.
+        case succeeded
+        /// A response arrived with a status the task rejected (an `HTTPError`).
+        case httpError
+        /// No usable response: transport failure, timeout, encoding or decoding failure, or a hook threw.
+        case failed
+        /// The attempt was cancelled.
+        case cancelled
+    }
+
+    /// The version of the on-disk format this record was written in.
+    public static let currentFormatVersion = 1
+
+    /// The record's format version; readers skip records of a version they do not know.
+    public var formatVersion: Int
+    /// The record's identifier: its file name without `.json`, which sorts by time.
+    public var id: String
+    /// The task's type name, such as `FetchUserTask`.
+    public var taskName: String
+    /// The server's `name`.
+    public var serverName: String
+    /// When the attempt started.
+    public var startedAt: Date
+    /// How long the attempt took, in seconds.
+    public var duration: Double
+    /// Which attempt of the task run this was: 1 for the first, 2 after one retry, and so on.
+    public var attempt: Int
+    /// How the attempt ended.
+    public var outcome: Outcome
+    /// The request method, such as `GET`.
+    public var method: String
+    /// The request URL with hidden query parameters masked, or `nil` when the attempt failed
+    /// before a request was built.
+    public var url: String?
+    /// The request headers as sent, with credential values masked.
+    public var requestHeaders: [String: String]
+    /// The size of the request body in bytes (0 for none, or for a body streamed from a file).
+    public var requestBodySize: Int
+    /// The request body, when the recorder keeps bodies.
+    public var requestBody: RecordedBody?
+    /// The response status code, when a response arrived.
+    public var statusCode: Int?
+    /// The response headers, with credential values masked.
+    public var responseHeaders: [String: String]
+    /// The size of the response body in bytes.
+    public var responseBodySize: Int
+    /// The response body, when the recorder keeps bodies.
+    public var responseBody: RecordedBody?
+    /// What went wrong, without URLs' secrets or bodies; `nil` on success.
+    public var error: String?
+
+    /// Creates a record from its parts; `TaskRecorder` does this for you.
+    public init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
+                outcome: Outcome, method: String, url: String?, requestHeaders: [String: String], requestBodySize: Int,
+                requestBody: RecordedBody?, statusCode: Int?, responseHeaders: [String: String], responseBodySize: Int,
+                responseBody: RecordedBody?, error: String?) {
+        self.formatVersion = Self.currentFormatVersion
+        self.id = id
+        self.taskName = taskName
+        self.serverName = serverName
+        self.startedAt = startedAt
+        self.duration = duration
+        self.attempt = attempt
+        self.outcome = outcome
+        self.method = method
+        self.url = url
+        self.requestHeaders = requestHeaders
+        self.requestBodySize = requestBodySize
+        self.requestBody = requestBody
+        self.statusCode = statusCode
+        self.responseHeaders = responseHeaders
+        self.responseBodySize = responseBodySize
+        self.responseBody = responseBody
+        self.error = error
+    }
+
+    /// Where the record hides a value: header names, `url` and `request body` whose recorded value
+    /// contains `Redaction.mask`. A request with any of these cannot be sent again as recorded.
+    public var redactedParts: [String] {
+        var parts = requestHeaders.filter { $0.value.contains(Redaction.mask) }.keys.sorted().map { "header \($0)" }
+        if url?.contains(Redaction.mask) == true { parts.insert("URL query", at: 0) }
+        if requestBody?.text?.contains(Redaction.mask) == true { parts.append("request body") }
+        return parts
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Convey
+
+/// A fresh folder under the temporary directory, removed when `body` ends however it ends.
+func withTemporaryFolder<Result>(isolation: isolated (any Actor)? = #isolation, _ body: (URL) async throws -> Result) async throws -> Result {
+    let folder = FileManager.default.temporaryDirectory.appending(path: "convey-cache-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    return try await body(folder)
+}
+
+/// A URL from a literal in a test; a typo fails the test instead of crashing the run.
+func testURL(_ text: String) throws -> URL {
+    try #require(URL(string: text))
+}
+
+/// A GET task whose cache strategy, headers and authorization opt-in a test chooses.
+struct CacheProbeTask: ServerTask {
+    let server: ConveyServer
+    let path: String
+    /// `nil` leaves the server's `defaultCacheStrategy` in charge.
+    var strategy: CacheStrategy?
+    var requestHeaders: Headers = []
+    var cachesAuthorizedResponses = false
+    var method: HTTPMethod = .get
+    var queryParameters: [String: String]?
+    var events: EventLog?
+
+    var cacheStrategy: CacheStrategy { strategy ?? server.configuration.defaultCacheStrategy }
+
+    var headers: Headers {
+        get async throws { requestHeaders }
+    }
+
+    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+        events?.add("willSendRequest")
+        return request
+    }
+
+    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
+        events?.add("didReceiveResponse \(response.statusCode)")
+    }
+
+    func didFinish(with response: ServerResponse<Data>) async {
+        events?.add("didFinish \(response.cacheStatus.rawValue)")
+    }
+
+    func didFail(with error: any Error) async {
+        events?.add("didFail")
+    }
+}
+
+/// A stub origin server: answers from a closure and counts and keeps what it was sent.
+final class StubOrigin: @unchecked Sendable {
+    typealias Answer = @Sendable (URLRequest, Int) throws -> (status: Int, headers: [String: String], body: String)
+
+    private let lock = NSLock()
+    private var received: [URLRequest] = []
+    private let answer: Answer
+
+    /// `answer` gets each request and its 1-based number.
+    init(_ answer: @escaping Answer) { self.answer = answer }
+
+    var requests: [URLRequest] { lock.withLock { received } }
+    var count: Int { requests.count }
+
+    var transport: StubTransport {
+        StubTransport { [self] request in
+            let number = lock.withLock {
+                received.append(request.urlRequest)
+                return received.count
+            }
+            let reply = try answer(request.urlRequest, number)
+            return try TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: reply.status,
+                                         headers: reply.headers, body: Data(reply.body.utf8))
+        }
+    }
+}
+
+/// A server for cache stub tests with a memory cache (or the given one) and the stub's transport.
+@ConveyActor
+func cachingStubServer(_ origin: StubOrigin, cache: DataCache = DataCache(),
+                       strategy: CacheStrategy = .localFirst) throws -> ConveyServer {
+    try stubServer(origin.transport) {
+        $0.cache = cache
+        $0.defaultCacheStrategy = strategy
+    }
+}
+
+/// HTTP's date format, for building `Date`, `Expires` and `Last-Modified` values in tests.
+func httpDate(_ date: Date) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    return formatter.string(from: date)
+}

@@ -1,0 +1,91 @@
+#if os(Linux) || os(macOS)
+import Foundation
+import Testing
+
+@Suite("Harness command line")
+struct HarnessCommandLineTests {
+    static let commands = ["demo", "get", "post", "put", "patch", "delete", "recorded", "replay"]
+
+    @Test(arguments: commands)
+    func everyCommandHasHelp(command: String) async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run([command, "--help"], records: records.url)
+
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("Usage: convey-harness \(command)"))
+        #expect(run.stdout.contains("Exit codes:"))
+        #expect(run.stderr.isEmpty)
+    }
+
+    @Test func topLevelHelpListsTheCommands() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let help = try await HarnessProcess.run(["--help"], records: records.url)
+        let helpCommand = try await HarnessProcess.run(["help", "get"], records: records.url)
+        let bare = try await HarnessProcess.run([], records: records.url)
+        let version = try await HarnessProcess.run(["--version"], records: records.url)
+
+        #expect(help.status == 0)
+        for command in Self.commands { #expect(help.stdout.contains("\n  \(command) ")) }
+        #expect(helpCommand.status == 0 && helpCommand.stdout.hasPrefix("Usage: convey-harness get"))
+        #expect(bare.status == 1)
+        #expect(bare.stderr.contains("Usage: convey-harness COMMAND"))
+        #expect(version.status == 0 && version.stdout.hasPrefix("convey-harness "))
+    }
+
+    @Test(arguments: [
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["get", "/get", "--bogus"], "unknown option '--bogus'"),
+        (["get"], "get needs a PATH"),
+        (["get", "/a", "/b"], "unexpected argument '/b'"),
+        (["get", "/get", "--timeout"], "option '--timeout' needs a value"),
+        (["get", "/get", "--timeout", "soon"], "--timeout: 'soon' is not a number of seconds"),
+        (["get", "/get", "--json=yes"], "option '--json' takes no value"),
+        (["get", "/get", "-H", "no colon"], "-H: 'no colon' is not NAME: VALUE"),
+        (["get", "/get", "-H", "bad name: x"], "-H: 'bad name' is not a valid header name"),
+        (["get", "/get", "-q", "novalue"], "-q: 'novalue' is not NAME=VALUE"),
+        (["get", "/get", "--remote", "ftp://x"], "--remote: 'ftp://x' is not an absolute http(s) URL"),
+        (["get", "/get", "--color", "purple"], "--color: 'purple' is not one of auto, always, never"),
+        (["get", "/get", "--echo", "loud"], "--echo: 'loud' is not one of"),
+        (["get", "/get", "--json-body", "{}"], "unknown option '--json-body'"),
+        (["post", "/post", "--json-body", "{nope"], "--json-body: not valid JSON"),
+        (["post", "/post", "--json-body", "{}", "--form", "a=b"], "choose one body"),
+        (["post", "/post", "--file", "notes.txt"], "--file: 'notes.txt' is not NAME=@PATH"),
+        (["recorded"], "recorded needs a subcommand"),
+        (["recorded", "show"], "recorded show needs one record number or ID"),
+        (["replay"], "replay needs one record number or ID"),
+        (["demo", "99"], "'99' is not a step number"),
+    ])
+    func badCommandLinesExitWithTheUsageCode(arguments: [String], message: String) async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(arguments, records: records.url)
+
+        #expect(run.status == 1)
+        #expect(run.stderr.contains(message))
+        #expect(run.stderr.contains("--help' for usage."))
+    }
+
+    @Test func noInputCrashesTheHarness() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let lines: [[String]] = [
+            [""], ["-"], ["--"], ["--", "get"], ["get", ""], ["get", "-"], ["get", "%zz"], ["get", "http://"],
+            ["get", "http://[::1"], ["get", "/ünïcødé path?x=1#frag"], ["get", String(repeating: "a/", count: 5000)],
+            ["get", "/get", "-H", ":"], ["get", "/get", "-H", "X:\u{0}"], ["get", "/get", "-q", "=x"],
+            ["post", "/post", "--file", "x=@/nonexistent/file"], ["post", "/post", "--data", "@"],
+            ["post", "/post", "--data", "@/nonexistent"], ["get", "/get", "--timeout", "-1"],
+            ["get", "/get", "--timeout", "nan"], ["get", "/get", "--timeout", "1e309"], ["recorded", "show", "-5"],
+            ["recorded", "show", "99999999999999999999999"], ["replay", "0"], ["--records", "", "recorded", "list"],
+            ["get", "/get", "--output", ""], ["get", "/bytes/-4"], ["get", "/status/abc"], ["get", "/delay/-1"],
+            ["get", "/drip?numbytes=-5&duration=nan"], ["demo", "--list", "extra"], ["-fail-all-requests"],
+        ]
+        for arguments in lines {
+            let run = try await HarnessProcess.run(arguments, records: records.url)
+            #expect(run.exited, "crashed on \(arguments)")
+            #expect([0, 1, 2, 3, 4, 5].contains(run.status), "exit \(run.status) on \(arguments): \(run.stderr)")
+        }
+    }
+}
+#endif

@@ -1,0 +1,110 @@
+#if os(Linux) || os(macOS)
+import Foundation
+import Testing
+
+/// What one run of the built `convey-harness` produced.
+struct HarnessRun: Sendable {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    /// `false` when the process died from a signal (a crash) instead of exiting.
+    let exited: Bool
+
+    var output: String { stdout + stderr }
+}
+
+/// Runs the `convey-harness` executable that `swift build` put next to the test bundle.
+enum HarnessProcess {
+    /// The executable: `CONVEY_HARNESS_EXECUTABLE`, else `convey-harness` in the build folder
+    /// holding the test bundle, else in the package's `.build/debug`.
+    static let executable: URL? = {
+        let fileManager = FileManager.default
+        if let path = ProcessInfo.processInfo.environment["CONVEY_HARNESS_EXECUTABLE"] { return URL(filePath: path) }
+        var folders: [URL] = []
+        if let testBinary = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            folders.append(URL(filePath: testBinary).deletingLastPathComponent())
+        }
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            folders.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        folders.append(packageRoot.appending(path: ".build/debug"))
+        return folders.map { $0.appending(path: "convey-harness") }
+            .first { fileManager.isExecutableFile(atPath: $0.path(percentEncoded: false)) }
+    }()
+
+    /// Runs the harness with `arguments`, its records in `records`, and waits for it to exit.
+    ///
+    /// - Parameters:
+    ///   - interruptAfter: send SIGINT (Ctrl-C) after this long.
+    ///   - timeout: terminate the process after this long; the test then fails on its output.
+    static func run(_ arguments: [String], records: URL, environment: [String: String] = [:],
+                    interruptAfter: Duration? = nil, timeout: Duration = .seconds(60)) async throws -> HarnessRun {
+        let executable = try #require(executable, "convey-harness is not built: run `swift build` (scripts/test builds it)")
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "convey-harness-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let stdoutFile = scratch.appending(path: "stdout")
+        let stderrFile = scratch.appending(path: "stderr")
+        try Data().write(to: stdoutFile)
+        try Data().write(to: stderrFile)
+        let stdout = try FileHandle(forWritingTo: stdoutFile)
+        let stderr = try FileHandle(forWritingTo: stderrFile)
+        defer {
+            try? stdout.close()
+            try? stderr.close()
+        }
+
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment
+        variables["CONVEY_HARNESS_RECORDS"] = records.path(percentEncoded: false)
+        variables["CONVEY_REMOTE"] = nil
+        variables.merge(environment) { $1 }
+        process.environment = variables
+        process.standardOutput = stdout
+        process.standardError = stderr
+        let running = RunningProcess(process)
+
+        let exited = AsyncStream<Void> { continuation in
+            process.terminationHandler = { _ in continuation.finish() }
+        }
+        try process.run()
+        let interrupter = Task {
+            guard let interruptAfter else { return }
+            try await Task.sleep(for: interruptAfter)
+            running.interrupt()
+        }
+        let watchdog = Task {
+            try await Task.sleep(for: timeout)
+            running.terminate()
+        }
+        for await _ in exited {}
+        interrupter.cancel()
+        watchdog.cancel()
+        process.waitUntilExit()
+        return HarnessRun(status: process.terminationStatus,
+                          stdout: try String(contentsOf: stdoutFile, encoding: .utf8),
+                          stderr: try String(contentsOf: stderrFile, encoding: .utf8),
+                          exited: process.terminationReason == .exit)
+    }
+}
+
+/// Lets other tasks signal the process.
+private struct RunningProcess: @unchecked Sendable {
+    let process: Process
+    init(_ process: Process) { self.process = process }
+
+    func interrupt() { if process.isRunning { process.interrupt() } }
+    func terminate() { if process.isRunning { process.terminate() } }
+}
+
+/// A records folder for one test, removed afterwards.
+struct RecordsFolder {
+    let url = FileManager.default.temporaryDirectory.appending(path: "convey-harness-records-\(UUID().uuidString)", directoryHint: .isDirectory)
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+}
+#endif

@@ -1,0 +1,165 @@
+#if os(Linux) || os(macOS)
+import Foundation
+import Testing
+
+/// Manual requests against the embedded server: no network.
+@Suite("Harness requests")
+struct HarnessRequestTests {
+    @Test func getPrintsStatusLineHeadersBodyAndTiming() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/get", "-q", "q=a b&c", "-H", "Accept: application/json"], records: records.url)
+
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("HTTP 200 OK\n"))
+        #expect(run.stdout.contains("\nContent-Type: application/json\n"))
+        #expect(run.stdout.contains(#""q" : "a b&c""#))
+        #expect(run.stdout.contains(#""Accept" : "application/json""#))
+        #expect(!run.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
+        #expect(run.stderr.contains("200 OK · "))
+        #expect(run.stderr.contains(" ms · "))
+    }
+
+    @Test func jsonOutputIsOneParseableObject() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/anything/x", "--json", "-q", "page=2", "-H", "Authorization: Bearer s3cret"],
+                                               records: records.url)
+
+        #expect(run.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let request = try #require(object["request"] as? [String: Any])
+        let response = try #require(object["response"] as? [String: Any])
+        let body = try #require(response["body"] as? [String: Any])
+        #expect(request["method"] as? String == "GET")
+        #expect(request["url"] as? String == "http://embedded.invalid/anything/x?page=2")
+        #expect((request["headers"] as? [String: String])?["Authorization"] == "‹redacted›")
+        #expect(response["status"] as? Int == 200)
+        #expect((body["args"] as? [String: String]) == ["page": "2"])
+        #expect(object["exitCode"] as? Int == 0)
+        #expect(object["error"] is NSNull)
+        #expect((object["durationMs"] as? Double ?? -1) >= 0)
+    }
+
+    @Test(arguments: [
+        (["get", "/status/404"], 2), (["get", "/status/418"], 2), (["get", "/status/503"], 3), (["get", "/status/302"], 0),
+        (["get", "/delay/3", "--timeout", "0.2"], 4), (["get", "/get", "-fail-all-requests"], 4),
+        (["post", "/post", "--file", "x=@/nonexistent/file"], 5),
+    ])
+    func exitCodesFollowTheTable(arguments: [String], expected: Int) async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(arguments, records: records.url)
+
+        #expect(Int(run.status) == expected, "\(arguments): \(run.stderr)")
+    }
+
+    @Test func failuresAreExplainedOnStandardErrorAndInJSON() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let human = try await HarnessProcess.run(["get", "/delay/3", "--timeout", "0.2"], records: records.url)
+        let machine = try await HarnessProcess.run(["get", "/delay/3", "--timeout", "0.2", "--json"], records: records.url)
+
+        #expect(human.stdout.isEmpty)
+        #expect(human.stderr.contains("Timed out (attempt limit "))
+        #expect(human.stderr.contains(") for http://embedded.invalid/delay/3"))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(machine.stdout.utf8)) as? [String: Any])
+        let error = try #require(object["error"] as? [String: String])
+        #expect(error["kind"] == "timeout")
+        #expect(object["response"] is NSNull)
+        #expect(object["exitCode"] as? Int == 4)
+    }
+
+    @Test func ctrlCCancelsTheRequestAndExitsWith130() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let started = ContinuousClock.now
+        let run = try await HarnessProcess.run(["get", "/delay/10"], records: records.url, interruptAfter: .milliseconds(500))
+
+        #expect(run.status == 130)
+        #expect(run.stderr.contains("Cancelled: GET http://embedded.invalid/delay/10"))
+        #expect(started.duration(to: .now) < .seconds(8))
+    }
+
+    @Test func bodiesReachTheServer() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let file = records.url.appending(path: "notes.txt")
+        try FileManager.default.createDirectory(at: records.url, withIntermediateDirectories: true)
+        try Data("file contents\n".utf8).write(to: file)
+        let path = file.path(percentEncoded: false)
+
+        let json = try await echo(["post", "/post", "--json-body", #"{"name": "Ada", "n": 1}"#], records: records)
+        let form = try await echo(["put", "/put", "--form", "city=Zürich", "-f", "note=a&b"], records: records)
+        let multipart = try await echo(["patch", "/patch", "--file", "notes=@\(path)", "--form", "kind=text"], records: records)
+        let raw = try await echo(["post", "/post", "--data", "plain text", "--content-type", "text/plain"], records: records)
+        let streamed = try await echo(["delete", "/delete", "--data", "@\(path)"], records: records)
+
+        let sentJSON = json["json"] as? [String: Any]
+        #expect(sentJSON?["name"] as? String == "Ada")
+        #expect(sentJSON?["n"] as? Int == 1)
+        #expect(form["form"] as? [String: String] == ["city": "Zürich", "note": "a&b"])
+        #expect(multipart["files"] as? [String: String] == ["notes": "file contents\n"])
+        #expect(multipart["form"] as? [String: String] == ["kind": "text"])
+        #expect(raw["data"] as? String == "plain text")
+        #expect(streamed["data"] as? String == "file contents\n")
+    }
+
+    @Test func bodyOnlyAndOutputWriteTheBodyAsReceived() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let output = records.url.appending(path: "body.bin")
+        try FileManager.default.createDirectory(at: records.url, withIntermediateDirectories: true)
+
+        let bodyOnly = try await HarnessProcess.run(["get", "/status/404", "--body-only"], records: records.url)
+        let binary = try await HarnessProcess.run(["get", "/bytes/2000"], records: records.url)
+        let saved = try await HarnessProcess.run(["get", "/bytes/2000", "-o", output.path(percentEncoded: false)], records: records.url)
+
+        #expect(bodyOnly.status == 2 && bodyOnly.stdout.isEmpty)
+        #expect(binary.stdout.contains("(2.0 KB of binary data: save it with --output FILE"))
+        #expect(saved.status == 0)
+        #expect(try Data(contentsOf: output).count == 2000)
+    }
+
+    @Test func progressBarShowsOnLongTransfers() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/drip?numbytes=200000&duration=1", "--progress", "-o", "/dev/null"], records: records.url)
+        let quiet = try await HarnessProcess.run(["get", "/drip?numbytes=200000&duration=1", "-o", "/dev/null"], records: records.url)
+
+        #expect(run.status == 0)
+        #expect(run.stderr.contains("100%  200.0 KB / 200.0 KB"))
+        #expect(run.stderr.contains("█"))
+        #expect(!quiet.stderr.contains("█"), "no bar when stderr is not a terminal")
+    }
+
+    @Test func echoFlagsPrintConveysEchoToStandardError() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/get", "--echo", "request,minimum", "-H", "X-Api-Key: k3y"], records: records.url)
+
+        #expect(run.stderr.contains("[Convey] ▶ GET http://embedded.invalid/get"))
+        #expect(run.stderr.contains("X-Api-Key: ‹redacted›"))
+        #expect(run.stderr.contains("[Convey] GET http://embedded.invalid/get → 200"))
+    }
+
+    @Test func colourOnlyWhenAskedOrOnATerminal() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let always = try await HarnessProcess.run(["get", "/get", "--color", "always"], records: records.url)
+        let noColor = try await HarnessProcess.run(["get", "/get"], records: records.url, environment: ["NO_COLOR": "1"])
+
+        #expect(always.stdout.contains("\u{1B}[1;32mHTTP 200 OK\u{1B}[0m"))
+        #expect(!noColor.stdout.contains("\u{1B}["))
+    }
+
+    /// The embedded server's echo of a request the harness sent.
+    private func echo(_ arguments: [String], records: RecordsFolder) async throws -> [String: Any] {
+        let run = try await HarnessProcess.run(arguments + ["--json"], records: records.url)
+        try #require(run.status == 0, "\(arguments): \(run.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let response = try #require(object["response"] as? [String: Any])
+        return try #require(response["body"] as? [String: Any])
+    }
+}
+#endif

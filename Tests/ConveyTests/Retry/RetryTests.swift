@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+@testable import Convey
+
+/// A task that retries by policy and logs its hooks.
+private struct RetryingTask: DownloadingTask {
+    typealias DownloadPayload = Data
+    let server: ConveyServer
+    let log: EventLog
+    var method: HTTPMethod = .get
+    var retryPolicy: RetryPolicy? = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), jitter: 0)
+    var configuration: TaskConfiguration?
+    var path: String { "flaky" }
+
+    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+        log.add("willSend")
+        return request
+    }
+    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws { log.add("received \(response.statusCode)") }
+    func didFail(with error: any Error) async { log.add(error.isCancellation ? "didFail cancelled" : "didFail") }
+    func didFinish(with response: ServerResponse<Data>) async { log.add("didFinish attempt \(response.attemptNumber)") }
+}
+
+/// A task with a hand-written retry schedule.
+private struct CountingTask: ServerTask {
+    let server: ConveyServer
+    let counts: EventLog
+    var path: String { "flaky" }
+    func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
+        counts.add("asked \(count) after \((error as? HTTPError)?.statusCode ?? 0)")
+        return count < 4 ? 0 : nil
+    }
+}
+
+@Suite("Retries")
+@ConveyActor
+struct RetryTests {
+    let log = EventLog()
+    let sink = EchoCapture()
+
+    func server(_ script: ScriptedTransport) throws -> ConveyServer {
+        try stubServer(script.transport) { [sink] in
+            $0.echoSink = sink
+            $0.defaultEchoStyle = .consoleMinimum
+        }
+    }
+
+    @Test func twoUnavailableAnswersThenSuccessRunsThreeAttemptsWithHooksAndEchoEach() async throws {
+        let script = ScriptedTransport([.status(503), .status(503), .status(200, body: "ok")])
+        let response = try await RetryingTask(server: server(script), log: log).download()
+        #expect(response.attemptNumber == 3)
+        #expect(response.stringResult == "ok")
+        #expect(script.requestCount == 3)
+        #expect(log.events == ["willSend", "received 503", "willSend", "received 503", "willSend", "received 200", "didFinish attempt 3"])
+        let lines = sink.text.split(separator: "\n")
+        #expect(lines.count == 3)
+        #expect(lines[0].contains("→ 503") && !lines[0].contains("attempt"))
+        #expect(lines[1].contains("→ 503") && lines[1].contains("attempt 2"))
+        #expect(lines[2].contains("→ 200") && lines[2].contains("attempt 3"))
+    }
+
+    @Test func retriesStopAtMaxAttemptsWithTheLastError() async throws {
+        let script = ScriptedTransport([.status(500)])
+        let error = await #expect(throws: HTTPError.self) { try await RetryingTask(server: server(script), log: log).download() }
+        #expect(error?.statusCode == 500)
+        #expect(script.requestCount == 3)
+        #expect(log.events.filter { $0 == "didFail" }.count == 1)
+    }
+
+    @Test func retryIntervalIsAskedAfterEveryFailedAttemptWithItsCount() async throws {
+        let counts = EventLog()
+        let script = ScriptedTransport([.status(502), .status(429), .status(500), .status(503)])
+        await #expect(throws: HTTPError.self) { try await CountingTask(server: server(script), counts: counts).download() }
+        #expect(counts.events == ["asked 1 after 502", "asked 2 after 429", "asked 3 after 500", "asked 4 after 503"])
+        #expect(script.requestCount == 4)
+    }
+
+    @Test func transportFailuresAreRetriedToo() async throws {
+        let script = ScriptedTransport([.fail(.networkConnectionLost), .status(200)])
+        let response = try await RetryingTask(server: server(script), log: log).download()
+        #expect(response.attemptNumber == 2)
+    }
+
+    @Test func postIsNotRetriedByDefault() async throws {
+        let script = ScriptedTransport([.status(503), .status(200)])
+        await #expect(throws: HTTPError.self) { try await RetryingTask(server: server(script), log: log, method: .post).download() }
+        #expect(script.requestCount == 1)
+    }
+
+    @Test func retryAfterOn429SetsTheWait() async throws {
+        let script = ScriptedTransport([.status(429, headers: ["Retry-After": "1"]), .status(200)])
+        let clock = ContinuousClock.now
+        let response = try await RetryingTask(server: server(script), log: log).download()
+        #expect(response.attemptNumber == 2)
+        #expect(clock.duration(to: .now) >= .milliseconds(900))
+    }
+
+    @Test func cancellingDuringTheWaitEndsTheTaskAsCancelled() async throws {
+        let script = ScriptedTransport([.status(503)])
+        var task = RetryingTask(server: try server(script), log: log)
+        task.retryPolicy = RetryPolicy(maxAttempts: 5, baseDelay: .seconds(30), jitter: 0)
+        let run = Task { try await task.download() }
+        while script.requestCount == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await Task.sleep(for: .milliseconds(20))
+        let clock = ContinuousClock.now
+        run.cancel()
+        let result = await run.result
+        #expect(result.failure?.isCancellation == true)
+        #expect(clock.duration(to: .now) < .seconds(20), "the wait was 30 s")
+        #expect(log.events.last == "didFail cancelled")
+        #expect(script.requestCount == 1)
+    }
+
+    @Test func totalTimeoutEndsAHangingAttemptAsATimeout() async throws {
+        let script = ScriptedTransport([.hang])
+        var task = RetryingTask(server: try server(script), log: log)
+        task.configuration = TaskConfiguration(totalTimeout: .milliseconds(300))
+        let clock = ContinuousClock.now
+        let error = await #expect(throws: ConveyError.self) { try await task.download() }
+        guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
+        #expect(failure.kind == .total)
+        #expect(failure.limit == .milliseconds(300))
+        #expect(clock.duration(to: .now) < .seconds(30), "the attempt hangs for 60 s")
+        #expect(log.events.last == "didFail")
+    }
+
+    @Test func totalTimeoutCoversEveryAttemptAndWait() async throws {
+        let script = ScriptedTransport([.status(503)])
+        var task = RetryingTask(server: try server(script), log: log)
+        task.retryPolicy = RetryPolicy(maxAttempts: 1000, baseDelay: .milliseconds(100), maxDelay: .milliseconds(100), jitter: 0)
+        task.configuration = TaskConfiguration(totalTimeout: .milliseconds(700))
+        let clock = ContinuousClock.now
+        let result = await Task { try await task.download() }.result
+        // The run ends either before a wait that would overrun (with the last 503) or, when the
+        // deadline falls inside an attempt, with the total timeout.
+        let error = try #require(result.failure)
+        let endedByTotal = if case ConveyError.timedOut(let failure) = error { failure.kind == .total } else { false }
+        #expect((error as? HTTPError)?.statusCode == 503 || endedByTotal)
+        #expect(clock.duration(to: .now) < .seconds(30))
+        #expect((1...8).contains(script.requestCount), "the total timeout ended the retries long before 1,000 attempts")
+    }
+
+    @Test func failAllRequestsSendsNothing() async throws {
+        let script = ScriptedTransport([.status(200)])
+        let server = try server(script)
+        server.configuration.failsAllRequests = true
+        let error = await #expect(throws: ConveyError.self) { try await RetryingTask(server: server, log: log).download() }
+        guard case .requestsDisabledForDebugging = error else { Issue.record("expected requestsDisabledForDebugging"); return }
+        #expect(script.requestCount == 0)
+        #expect(error?.displayMessage == "Network requests are disabled for debugging.")
+    }
+
+    @Test func launchArgumentSetsTheDefault() {
+        #expect(ServerConfiguration().failsAllRequests == CommandLine.arguments.contains("-fail-all-requests"))
+    }
+}

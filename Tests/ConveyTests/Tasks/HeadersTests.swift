@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+@testable import Convey
+
+/// A server adding its own headers, some clashing with the defaults.
+final class HeaderServer: ConveyServer {
+    override func headers(for task: any DownloadingTask) async throws -> Headers {
+        ["x-client": "server", "Accept": "application/json"]
+    }
+}
+
+struct HeaderTask: ServerTask {
+    let server: ConveyServer
+    var path: String { "headers" }
+    var headers: Headers {
+        get async throws {
+            var headers = try await server.headers(for: self)
+            headers.append(Header(name: "X-CLIENT", value: "task"))
+            headers.append(Header(name: "x-task-only", value: "1"))
+            return headers
+        }
+    }
+}
+
+@Suite("Headers")
+struct HeadersTests {
+    @Test func appendingAnExistingNameReplacesItsValueCaseInsensitively() {
+        var headers: Headers = ["Content-Type": "text/plain"]
+        headers.append(Header(name: "content-type", value: "application/json"))
+        #expect(headers.count == 1)
+        #expect(headers["CONTENT-TYPE"] == "application/json")
+        #expect(Array(headers).map(\.name) == ["content-type"])
+    }
+
+    @Test func subscriptSetsAndRemoves() {
+        var headers = Headers()
+        headers["X-A"] = "1"
+        headers["x-b"] = "2"
+        headers["X-a"] = nil
+        #expect(Array(headers) == [Header(name: "x-b", value: "2")])
+        #expect(headers.description == "x-b: 2")
+    }
+
+    @Test func dictionaryHeadersAreSortedByName() {
+        #expect(Array(Headers(["b": "2", "a": "1"])).map(\.name) == ["a", "b"])
+    }
+
+    @Test @ConveyActor func taskHeadersReplaceServerAndDefaultHeadersAndNothingIsSentTwice() async throws {
+        let seen = RequestLog()
+        let remote = try #require(Remote(name: "s", string: "https://stub.example"))
+        let server = HeaderServer(remote: remote,
+                                  configuration: ServerConfiguration(defaultHeaders: ["X-Client": "default", "X-Default-Only": "d", "accept": "*/*"],
+                                                                     echoSink: EchoCapture()))
+        server.transport = StubTransport.answering(seen: seen)
+        try await HeaderTask(server: server).send()
+        let request = try #require(seen.last?.urlRequest)
+        let fields = try #require(request.allHTTPHeaderFields)
+        #expect(fields.keys.filter { $0.lowercased() == "x-client" }.count == 1)
+        #expect(fields.keys.filter { $0.lowercased() == "accept" }.count == 1)
+        #expect(request.value(forHTTPHeaderField: "X-Client") == "task")
+        #expect(request.value(forHTTPHeaderField: "Accept") == "application/json")
+        #expect(request.value(forHTTPHeaderField: "X-Default-Only") == "d")
+        #expect(request.value(forHTTPHeaderField: "X-Task-Only") == "1")
+    }
+
+    @Test(.wire) @ConveyActor func precedenceHoldsOnTheWire() async throws {
+        let server = HeaderServer(remote: try TestServers.httpbin(),
+                                  configuration: ServerConfiguration(defaultHeaders: ["X-Client": "default"], echoSink: EchoCapture()))
+        let echo = try JSONDecoder().decode(HTTPBinEcho.self, from: try await HeaderTask(server: server).download().data)
+        #expect(echo.headers["X-Client"] == "task")
+        #expect(echo.headers["Accept"] == "application/json")
+    }
+
+    @Test(.wire) @ConveyActor func defaultUserAgentNamesTheAppAndConveyNotLibcurl() async throws {
+        let server = try httpbinServer()
+        let echo = try JSONDecoder().decode(HTTPBinEcho.self, from: try await HeaderTask(server: server).download().data)
+        let agent = try #require(echo.headers["User-Agent"])
+        #expect(agent.contains("Convey/\(Convey.version)"))
+        #expect(agent.hasPrefix(ProcessInfo.processInfo.processName))
+        #expect(!agent.contains("curl"))
+    }
+
+    @Test(.wire) @ConveyActor func configuredUserAgentIsSentAsIs() async throws {
+        let server = try httpbinServer { $0.userAgent = "MyApp/2.0" }
+        let echo = try JSONDecoder().decode(HTTPBinEcho.self, from: try await HeaderTask(server: server).download().data)
+        #expect(echo.headers["User-Agent"] == "MyApp/2.0")
+    }
+}
