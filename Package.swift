@@ -23,10 +23,11 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"]), .yum(["libcurl-devel"])]),
         .target(name: "CConveyCurlShim", dependencies: ["CCurl"], path: "Sources/CConveyCurlShim"),
-        .executableTarget(name: "TransportBench", dependencies: ["Convey"], path: "Benchmarks/TransportBench"),
-        .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness"),
-        .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Benchmarks/UploadMemoryBench"),
-        .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Benchmarks/CacheBench"),
+        .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness", exclude: ["Benchmarks"]),
+        // Benchmarks: release builds run by scripts/bench-*, beside the harness they share a folder with.
+        .executableTarget(name: "TransportBench", dependencies: ["Convey"], path: "Harness/Benchmarks/TransportBench"),
+        .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Harness/Benchmarks/UploadMemoryBench"),
+        .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -158,10 +158,10 @@ struct TransportWireTests {
     func idleTimeoutFires(_ kind: TransportKind) async throws {
         let started = ContinuousClock.now
         let error = await #expect(throws: URLError.self) {
-            _ = try await kind.make().send(try TestServers.httpbin("/delay/3"), timeout: .milliseconds(500))
+            _ = try await kind.make().send(try TestServers.httpbin("/delay/10"), timeout: .milliseconds(500))
         }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .milliseconds(2500))
+        #expect(started.duration(to: .now) < .seconds(8), "the server answers after 10 s")
     }
 
     #if canImport(Glibc)
@@ -173,20 +173,20 @@ struct TransportWireTests {
             _ = try await kind.make().send(server.url, timeout: .milliseconds(500))
         }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .milliseconds(2500))
+        #expect(started.duration(to: .now) < .seconds(8), "the server never answers")
     }
     #endif
 
     @Test(arguments: TransportKind.allCases)
     func cancellationEndsTheTransferPromptly(_ kind: TransportKind) async throws {
         let transport = kind.make()
-        let url = try TestServers.httpbin("/drip?duration=5&numbytes=5&delay=0")
+        let url = try TestServers.httpbin("/drip?duration=30&numbytes=30&delay=0")
         let started = ContinuousClock.now
         let task = Task { try await transport.send(url) }
         try await Task.sleep(for: .milliseconds(300))
         task.cancel()
         let result = await task.result
-        #expect(started.duration(to: .now) < .milliseconds(1500))
+        #expect(started.duration(to: .now) < .seconds(15), "the drip lasts 30 s")
         #expect(throws: URLError.self) { try result.get() }
         #expect((result.failure as? URLError)?.code == .cancelled)
     }
