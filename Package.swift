@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "CConveyCurlShim", dependencies: ["CCurl"], path: "Sources/CConveyCurlShim"),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness", exclude: ["Benchmarks"]),
         // Benchmarks: release builds run by scripts/bench-*, beside the harness they share a folder with.
-        .executableTarget(name: "TransportBench", dependencies: ["Convey"], path: "Harness/Benchmarks/TransportBench"),
+        .executableTarget(name: "ConveyBench", dependencies: ["Convey"], path: "Harness/Benchmarks/ConveyBench"),
         .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Harness/Benchmarks/UploadMemoryBench"),
         .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),

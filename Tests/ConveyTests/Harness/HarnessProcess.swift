@@ -18,8 +18,14 @@ enum HarnessProcess {
     /// The executable: `CONVEY_HARNESS_EXECUTABLE`, else `convey-harness` in the build folder
     /// holding the test bundle, else in the package's `.build/debug`.
     static let executable: URL? = {
-        let fileManager = FileManager.default
         if let path = ProcessInfo.processInfo.environment["CONVEY_HARNESS_EXECUTABLE"] { return URL(filePath: path) }
+        return builtExecutable(named: "convey-harness")
+    }()
+
+    /// A product `swift build` put in the build folder holding the test bundle, else in the
+    /// package's `.build/debug`.
+    static func builtExecutable(named name: String) -> URL? {
+        let fileManager = FileManager.default
         var folders: [URL] = []
         if let testBinary = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             folders.append(URL(filePath: testBinary).deletingLastPathComponent())
@@ -30,9 +36,9 @@ enum HarnessProcess {
         let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
         folders.append(packageRoot.appending(path: ".build/debug"))
-        return folders.map { $0.appending(path: "convey-harness") }
+        return folders.map { $0.appending(path: name) }
             .first { fileManager.isExecutableFile(atPath: $0.path(percentEncoded: false)) }
-    }()
+    }
 
     /// Runs the harness with `arguments`, its records in `records`, and waits for it to exit.
     ///
@@ -40,8 +46,9 @@ enum HarnessProcess {
     ///   - interruptAfter: send SIGINT (Ctrl-C) after this long.
     ///   - timeout: terminate the process after this long; the test then fails on its output.
     static func run(_ arguments: [String], records: URL, environment: [String: String] = [:],
-                    interruptAfter: Duration? = nil, timeout: Duration = .seconds(60)) async throws -> HarnessRun {
-        let executable = try #require(executable, "convey-harness is not built: run `swift build` (scripts/test builds it)")
+                    interruptAfter: Duration? = nil, timeout: Duration = .seconds(60),
+                    executable: URL? = executable) async throws -> HarnessRun {
+        let executable = try #require(executable, "the executable is not built: run `swift build` (scripts/test builds it)")
         let scratch = FileManager.default.temporaryDirectory.appending(path: "convey-harness-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

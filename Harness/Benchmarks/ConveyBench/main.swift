@@ -1,0 +1,371 @@
+// Convey's benchmark: the same workloads through raw URLSession, Convey on URLSession, Convey on
+// CurlTransport and CurlTransport alone, alternating in one run against a loopback nginx; plus
+// Convey over a stub transport, which measures the pipeline's own cost without a network.
+//
+//   scripts/bench                                   # builds in release, starts nginx, runs this
+//   scripts/bench --workloads small --rounds 1      # one workload, one round
+//   scripts/bench --smoke                           # tiny counts: checks the command still works
+//
+// Workloads: small GETs (1 KB) at 1, 16 and 64 in flight; a typed JSON decode of a 256 KB body
+// with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; and a memory run.
+// Prints requests per second, p50/p99 latency, CPU per request (getrusage: user + system of this
+// whole process), cores used (CPU time over wall time), peak RSS, and the ratios to raw URLSession.
+import Convey
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Command-line settings.
+struct Settings {
+    var requests = 20_000
+    var rounds = 3
+    var memoryRequests = 100_000
+    var workloads = Set(Workload.Kind.allCases)
+    /// Runs only the clients whose name contains this text (case-insensitive).
+    var only: String?
+
+    init(arguments: [String]) throws {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let flag = iterator.next() {
+            if flag == "--smoke" {
+                (requests, rounds, memoryRequests) = (64, 1, 0)
+                continue
+            }
+            guard let value = iterator.next() else { throw BenchError.usage("\(flag) needs a value") }
+            switch flag {
+            case "--requests": requests = try Self.positive(value, flag)
+            case "--rounds": rounds = try Self.positive(value, flag)
+            case "--memory": memoryRequests = try Self.count(value, flag)
+            case "--only": only = value
+            case "--workloads":
+                workloads = Set(try value.split(separator: ",").map { name in
+                    guard let kind = Workload.Kind(rawValue: String(name)) else { throw BenchError.usage("unknown workload \(name)") }
+                    return kind
+                })
+            default: throw BenchError.usage("unknown option \(flag)")
+            }
+        }
+    }
+
+    private static func count(_ text: String, _ flag: String) throws -> Int {
+        guard let value = Int(text), value >= 0 else { throw BenchError.usage("\(flag) wants a number, got \(text)") }
+        return value
+    }
+
+    private static func positive(_ text: String, _ flag: String) throws -> Int {
+        let value = try count(text, flag)
+        guard value > 0 else { throw BenchError.usage("\(flag) wants a positive number") }
+        return value
+    }
+}
+
+enum BenchError: Error, CustomStringConvertible {
+    case usage(String)
+    case badResponse(String)
+
+    var description: String {
+        switch self {
+        case .usage(let text):
+            "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post] [--only text] [--smoke]\n\(text)"
+        case .badResponse(let text): "bad response: \(text)"
+        }
+    }
+}
+
+/// One way of doing a workload's request, returning the body size.
+struct Client: Sendable {
+    let name: String
+    let fetch: @Sendable () async throws -> Int
+}
+
+/// What to measure: a request, at which concurrencies, through which clients.
+struct Workload {
+    enum Kind: String, CaseIterable {
+        case small, json, post
+    }
+
+    let kind: Kind
+    let title: String
+    let concurrencies: [Int]
+    /// Requests per batch, as a fraction of `--requests` (large bodies take longer).
+    let share: Double
+    let clients: [Client]
+}
+
+/// An item of the 256 KB JSON file.
+struct Item: Codable, Sendable {
+    let id: Int
+    let name: String
+    let tags: [String]
+    let score: Double
+    let active: Bool
+}
+
+/// A GET through Convey, payload raw.
+struct SmallGet: ServerTask {
+    let server: ConveyServer
+    var path: String { "1k.bin" }
+}
+
+/// A GET through Convey, decoded as `[Item]` off the actor.
+struct TypedGet: DownloadingTask {
+    typealias DownloadPayload = [Item]
+    let server: ConveyServer
+    var path: String { "256k.json" }
+}
+
+/// A POST of a 10 KB JSON body.
+struct JSONPost: JSONUploadingTask {
+    let server: ConveyServer
+    let uploadPayload: [Item]?
+    var path: String { "upload-sink" }
+    var method: HTTPMethod { .post }
+}
+
+/// What one measured batch gave.
+struct Measurement {
+    var requestsPerSecond: Double
+    var p50: Double
+    var p99: Double
+    var cpuPerRequest: Double
+    var coresUsed: Double
+}
+
+enum Process {
+    #if canImport(Glibc)
+    private static let ownUsage = __rusage_who_t(RUSAGE_SELF.rawValue)
+    #else
+    private static let ownUsage = RUSAGE_SELF
+    #endif
+
+    /// User + system CPU time of the whole process, in microseconds.
+    static var cpuMicroseconds: Double {
+        var usage = rusage()
+        getrusage(ownUsage, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+
+    /// Peak resident memory so far, in MB.
+    static var peakResidentMB: Double {
+        var usage = rusage()
+        getrusage(ownUsage, &usage)
+        return Double(usage.ru_maxrss) / 1024
+    }
+
+    /// Resident memory now, in MB (Linux: /proc/self/statm; elsewhere the peak).
+    static var residentMB: Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return peakResidentMB }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+    }
+}
+
+/// Runs `requests` fetches with `concurrency` in flight; latencies in microseconds.
+func measure(_ client: Client, requests: Int, concurrency: Int) async throws -> Measurement {
+    let perWorker = max(1, requests / concurrency)
+    let cpuBefore = Process.cpuMicroseconds
+    let started = ContinuousClock.now
+    let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                var latencies: [Double] = []
+                latencies.reserveCapacity(perWorker)
+                for _ in 0..<perWorker {
+                    let sent = ContinuousClock.now
+                    _ = try await client.fetch()
+                    let elapsed = sent.duration(to: .now).components
+                    latencies.append(Double(elapsed.seconds) * 1e6 + Double(elapsed.attoseconds) / 1e12)
+                }
+                return latencies
+            }
+        }
+        return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
+    }
+    let wall = started.duration(to: .now).components
+    let seconds = Double(wall.seconds) + Double(wall.attoseconds) / 1e18
+    let cpu = Process.cpuMicroseconds - cpuBefore
+    return Measurement(requestsPerSecond: Double(latencies.count) / seconds,
+                       p50: latencies[latencies.count / 2],
+                       p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+                       cpuPerRequest: cpu / Double(latencies.count),
+                       coresUsed: cpu / 1e6 / seconds)
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+func format(_ value: Double, _ digits: Int = 0) -> String {
+    String(format: "%.\(digits)f", value)
+}
+
+@ConveyActor
+func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil) -> ConveyServer {
+    var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: ClosureEchoSink { _ in })
+    configuration.builtInTransport = transport
+    let server = ConveyServer(remote: remote, configuration: configuration)
+    if let custom { server.transport = custom }
+    return server
+}
+
+/// The workloads, each with its clients: raw URLSession first, the baseline of every ratio.
+func makeWorkloads(base: URL) async throws -> [Workload] {
+    guard let smallURL = URL(string: base.absoluteString + "/1k.bin"), let jsonURL = URL(string: base.absoluteString + "/256k.json"),
+          let sinkURL = URL(string: base.absoluteString + "/upload-sink") else { throw BenchError.usage("bad URL \(base)") }
+    let remote = Remote(name: "nginx", url: base)
+
+    let configuration = URLSessionConfiguration.default
+    configuration.urlCache = nil
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    let session = URLSession(configuration: configuration)
+    let overURLSession = await makeServer(remote, transport: .urlSession)
+    let overCurl = await makeServer(remote, transport: .curl)
+    let curl = await overCurl.transport
+    // Convey's own cost: the whole pipeline over a transport that answers at once with a
+    // response fetched once from nginx.
+    let (cannedData, cannedResponse) = try await session.data(from: smallURL)
+    guard let cannedResponse = cannedResponse as? HTTPURLResponse else { throw BenchError.badResponse("not HTTP") }
+    let canned = TransportResponse(response: cannedResponse, data: cannedData)
+    let overStub = await makeServer(remote, transport: .urlSession, custom: StubTransport { _ in canned })
+    let curlAvailable = BuiltInTransport.curl.isAvailable
+
+    @Sendable func checked(_ response: URLResponse?, _ size: Int, expecting status: Int = 200) throws -> Int {
+        let code = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard code == status else { throw BenchError.badResponse("status \(code)") }
+        return size
+    }
+
+    var small = [
+        Client(name: "URLSession (raw)") {
+            let (data, response) = try await session.data(from: smallURL)
+            return try checked(response, data.count)
+        },
+        Client(name: "Convey · URLSession") { try await SmallGet(server: overURLSession).download().data.count },
+        Client(name: "Convey · stub (no network)") { try await SmallGet(server: overStub).download().data.count },
+    ]
+    if curlAvailable {
+        small.append(Client(name: "Convey · curl") { try await SmallGet(server: overCurl).download().data.count })
+        small.append(Client(name: "CurlTransport (raw)") {
+            let response = try await curl.send(TransportRequest(urlRequest: URLRequest(url: smallURL), timeout: .seconds(30)))
+            return try checked(response.response, response.data.count)
+        })
+    }
+
+    var json = [
+        Client(name: "URLSession (raw)") {
+            let (data, response) = try await session.data(from: jsonURL)
+            _ = try checked(response, data.count)
+            return try JSONDecoder().decode([Item].self, from: data).count
+        },
+        Client(name: "Convey · URLSession") { try await TypedGet(server: overURLSession).download().payload.count },
+    ]
+    if curlAvailable {
+        json.append(Client(name: "Convey · curl") { try await TypedGet(server: overCurl).download().payload.count })
+    }
+
+    let items = (0..<80).map { Item(id: $0, name: "item \($0)", tags: ["a", "b", "c"], score: Double($0) * 1.5, active: $0 % 2 == 0) }
+    var post = [
+        Client(name: "URLSession (raw)") {
+            var request = URLRequest(url: sinkURL)
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            let body = try JSONEncoder().encode(items)
+            let (data, response) = try await session.upload(for: request, from: body)
+            return try checked(response, data.count, expecting: 204)
+        },
+        Client(name: "Convey · URLSession") { try await JSONPost(server: overURLSession, uploadPayload: items).download().data.count },
+    ]
+    if curlAvailable {
+        post.append(Client(name: "Convey · curl") { try await JSONPost(server: overCurl, uploadPayload: items).download().data.count })
+    }
+
+    return [
+        Workload(kind: .small, title: "1 KB GET", concurrencies: [1, 16, 64], share: 1, clients: small),
+        Workload(kind: .json, title: "256 KB JSON GET decoded into [Item]", concurrencies: [64], share: 0.1, clients: json),
+        Workload(kind: .post, title: "POST of a 10 KB JSON body", concurrencies: [16], share: 0.5, clients: post),
+    ]
+}
+
+func run() async throws {
+    let settings = try Settings(arguments: CommandLine.arguments)
+    guard let base = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"].flatMap(URL.init(string:)) else {
+        throw BenchError.usage("CONVEY_NGINX_URL is not set: run through scripts/bench")
+    }
+    let workloads = try await makeWorkloads(base: base)
+        .filter { settings.workloads.contains($0.kind) }
+        .map { workload in
+            Workload(kind: workload.kind, title: workload.title, concurrencies: workload.concurrencies, share: workload.share,
+                     clients: workload.clients.filter { client in settings.only.map { client.name.localizedCaseInsensitiveContains($0) } ?? true })
+        }
+        .filter { !$0.clients.isEmpty }
+    guard !workloads.isEmpty else { throw BenchError.usage("no workload or client left to run") }
+    print("Convey benchmark against nginx at \(base), \(settings.rounds) rounds alternating clients, "
+          + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+    for workload in workloads {
+        let requests = max(16, Int(Double(settings.requests) * workload.share))
+        print("\n## \(workload.title): \(requests) requests per batch\n")
+        for client in workload.clients { _ = try await measure(client, requests: min(requests, 500), concurrency: 4) }  // warm up
+        var results: [String: [Int: [Measurement]]] = [:]
+        for round in 1...settings.rounds {
+            for concurrency in workload.concurrencies {
+                for client in workload.clients {
+                    let result = try await measure(client, requests: requests, concurrency: concurrency)
+                    results[client.name, default: [:]][concurrency, default: []].append(result)
+                    print("  round \(round) · \(concurrency) in flight · \(client.name): \(format(result.requestsPerSecond)) req/s, "
+                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req")
+                }
+            }
+        }
+        print("\nMedians of \(settings.rounds) rounds:\n")
+        print("| client | in flight | req/s | vs raw URLSession | p50 µs | p99 µs | CPU µs/req | extra CPU µs/req | cores used |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for concurrency in workload.concurrencies {
+            let baseline = results["URLSession (raw)"]?[concurrency] ?? []
+            let baseThroughput = median(baseline.map(\.requestsPerSecond))
+            let baseCPU = median(baseline.map(\.cpuPerRequest))
+            for client in workload.clients {
+                let batches = results[client.name]?[concurrency] ?? []
+                let throughput = median(batches.map(\.requestsPerSecond))
+                let cpu = median(batches.map(\.cpuPerRequest))
+                let ratio = baseThroughput > 0 ? format(throughput / baseThroughput * 100) + "%" : "–"
+                let extra = baseline.isEmpty ? "–" : format(cpu - baseCPU, 1)
+                print("| \(client.name) | \(concurrency) | \(format(throughput)) | \(ratio) | \(format(median(batches.map(\.p50)))) | "
+                      + "\(format(median(batches.map(\.p99)))) | \(format(cpu, 1)) | \(extra) | \(format(median(batches.map(\.coresUsed)), 2)) |")
+            }
+        }
+    }
+
+    if settings.memoryRequests > 0, let small = workloads.first(where: { $0.kind == .small }) {
+        print("\n## Memory over \(settings.memoryRequests) small GETs per client (16 in flight), resident MB at each tenth\n")
+        print("| client | start | end | growth | bytes/request | resident MB after each tenth |")
+        print("|---|---|---|---|---|---|")
+        for client in small.clients {
+            let tenth = max(1, settings.memoryRequests / 10)
+            var samples = [Process.residentMB]
+            for _ in 0..<10 {
+                _ = try await measure(client, requests: tenth, concurrency: 16)
+                samples.append(Process.residentMB)
+            }
+            // Growth from the first tenth on: the first batch also fills pools and caches.
+            let growth = (samples.last ?? 0) - samples[1]
+            print("| \(client.name) | \(format(samples[1], 1)) | \(format(samples.last ?? 0, 1)) | \(format(growth, 1)) MB | "
+                  + "\(format(growth * 1_048_576 / Double(tenth * 9))) | \(samples.dropFirst().map { format($0, 1) }.joined(separator: " ")) |")
+        }
+    }
+    print("\nPeak RSS: \(format(Process.peakResidentMB, 1)) MB")
+}
+
+do {
+    try await run()
+} catch {
+    FileHandle.standardError.write(Data("convey-bench: \(error)\n".utf8))
+    exit(1)
+}
