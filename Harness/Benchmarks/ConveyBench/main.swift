@@ -128,6 +128,12 @@ struct JSONPost: JSONUploadingTask {
     var method: HTTPMethod { .post }
 }
 
+/// Answers every request at once with one response: Convey's pipeline with nothing under it.
+struct CannedTransport: ConveyTransport {
+    let response: TransportResponse
+    func send(_ request: TransportRequest) async throws -> TransportResponse { response }
+}
+
 /// What one measured batch gave.
 struct Measurement {
     var requestsPerSecond: Double
@@ -233,7 +239,7 @@ func makeWorkloads(base: URL) async throws -> [Workload] {
     let (cannedData, cannedResponse) = try await session.data(from: smallURL)
     guard let cannedResponse = cannedResponse as? HTTPURLResponse else { throw BenchError.badResponse("not HTTP") }
     let canned = TransportResponse(response: cannedResponse, data: cannedData)
-    let overStub = await makeServer(remote, transport: .urlSession, custom: StubTransport { _ in canned })
+    let overStub = await makeServer(remote, transport: .urlSession, custom: CannedTransport(response: canned))
     let curlAvailable = BuiltInTransport.curl.isAvailable
 
     @Sendable func checked(_ response: URLResponse?, _ size: Int, expecting status: Int = 200) throws -> Int {

@@ -1,7 +1,8 @@
 import Foundation
 
 /// One run of a task, from `download()` or `send()` until it returns: what can be cancelled by tag
-/// or by type, and what a total timeout ends.
+/// or by type, and what a total timeout ends. The run executes in its caller's task; cancelling it
+/// stops what it is waiting on (the exchange, a retry wait) and leaves the caller's task alone.
 ///
 /// ```swift
 /// struct SearchTask: ServerTask {
@@ -28,7 +29,8 @@ public final class ConveySession {
     let totalTimeout: Duration?
     /// Whether the total timeout ended the run.
     private(set) var deadlineExpired = false
-    private var cancelRun: (@Sendable () -> Void)?
+    /// Stops whatever the run is waiting on: its exchange or its retry wait.
+    let cancellation = TransportCancellation()
 
     private static var active: [ObjectIdentifier: ConveySession] = [:]
 
@@ -63,27 +65,46 @@ public final class ConveySession {
 
     private static func cancel(where matches: (ConveySession) -> Bool) -> Int {
         let chosen = active.values.filter(matches)
-        chosen.forEach { $0.cancelRun?() }
+        chosen.forEach { $0.cancellation.cancel() }
         return chosen.count
     }
 
     /// Registers the run, which `cancel` stops, until `end()`.
-    func begin(cancelling cancel: @escaping @Sendable () -> Void) {
-        cancelRun = cancel
+    func begin() {
         Self.active[ObjectIdentifier(self)] = self
         if deadline != nil { DeadlineScheduler.shared.watch(self) }
     }
 
     func end() {
         Self.active[ObjectIdentifier(self)] = nil
-        cancelRun = nil
         if deadline != nil { DeadlineScheduler.shared.forget(self) }
     }
 
     /// Ends the run because its total timeout passed.
     func expire() {
         deadlineExpired = true
-        cancelRun?()
+        cancellation.cancel()
+    }
+
+    /// Whether the run was cancelled from outside, or ran out of time.
+    var isCancelled: Bool { cancellation.isCancelled }
+
+    /// Throws `ConveyError.cancelled` when the run was cancelled, by its caller or from outside.
+    func checkCancellation() throws {
+        if isCancelled || Task.isCancelled { throw ConveyError.cancelled }
+    }
+
+    /// Waits before a retry; cancelling the run, or its caller, ends the wait at once.
+    func sleep(for seconds: TimeInterval) async throws {
+        let timer = Task { try await Task.sleep(for: .seconds(seconds)) }
+        cancellation.register { timer.cancel() }
+        defer { cancellation.unregister() }
+        try await withTaskCancellationHandler {
+            try await timer.value
+        } onCancel: {
+            timer.cancel()
+        }
+        try checkCancellation()
     }
 
     /// Whether waiting `seconds` more still ends before the deadline.

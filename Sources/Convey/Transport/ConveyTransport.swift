@@ -11,7 +11,8 @@ import FoundationNetworking
 public protocol ConveyTransport: Sendable {
     /// Performs one HTTP exchange and returns the whole response.
     ///
-    /// Must return promptly with an error when the calling Swift task is cancelled.
+    /// Must return promptly with an error when the calling Swift task is cancelled, and should
+    /// when `request.cancellation` fires.
     func send(_ request: TransportRequest) async throws -> TransportResponse
 }
 
@@ -29,17 +30,21 @@ public struct TransportRequest: Sendable {
     public var allowsConstrainedNetworkAccess: Bool
     /// Called as bytes go out and come in, from any thread. `nil` when nobody is watching.
     public var progress: (@Sendable (TransferProgress) -> Void)?
+    /// Stops the exchange from outside the calling task (cancellation by tag, total timeout):
+    /// register how to stop it once started. `nil` when nothing but the calling task can stop it.
+    public var cancellation: TransportCancellation?
 
     /// Creates a request for a transport.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
                 allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true,
-                progress: (@Sendable (TransferProgress) -> Void)? = nil) {
+                progress: (@Sendable (TransferProgress) -> Void)? = nil, cancellation: TransportCancellation? = nil) {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
         self.timeout = timeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
         self.progress = progress
+        self.cancellation = cancellation
     }
 }
 

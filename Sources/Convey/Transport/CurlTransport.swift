@@ -112,6 +112,7 @@ public final class CurlTransport: ConveyTransport {
             throw error
         }
         defer {
+            request.cancellation?.unregister()
             transfer.releaseResources()
             loop.recycle(easy)
         }
@@ -119,6 +120,7 @@ public final class CurlTransport: ConveyTransport {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
                 loop.start(transfer)
+                request.cancellation?.register { loop.cancel(transfer) }
             }
         } onCancel: {
             loop.cancel(transfer)

@@ -51,11 +51,15 @@ public final class URLSessionTransport: ConveyTransport {
         }
         let handle = SendableTask(task)
         let watchdog = watchdogNeeded ? startWatchdog(for: handle, idleTimeout: timeout) : nil
-        defer { watchdog?.cancel() }
+        defer {
+            watchdog?.cancel()
+            request.cancellation?.unregister()
+        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.begin(task, continuation: continuation, progress: request.progress)
                 task.resume()
+                request.cancellation?.register { handle.task.cancel() }
             }
         } onCancel: {
             handle.task.cancel()
