@@ -52,7 +52,7 @@ struct EchoFormatter {
 
     func text(for record: AttemptRecord) -> String {
         var blocks: [String] = []
-        let url = record.url.map { redactedURL($0) } ?? "(no URL)"
+        let url = record.url.map(redaction.maskedURL) ?? "(no URL)"
         if style.printsRequestDetail {
             blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: record.requestHeaders, body: record.requestBody, contentType: header("Content-Type", in: record.requestHeaders)))
         }
@@ -100,7 +100,7 @@ struct EchoFormatter {
         if let json = prettyJSON(body, contentTypeHint: type) {
             rendered = json
         } else if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
-            rendered = type.contains("x-www-form-urlencoded") ? redactedPairs(text) : text
+            rendered = type.contains("x-www-form-urlencoded") ? redaction.maskedPairs(text) : text
         } else {
             return "<\(Self.format(bytes: body.count)) of binary data>"
         }
@@ -126,25 +126,6 @@ struct EchoFormatter {
         }
         if let array = object as? [Any] { return array.map(redacted) }
         return object
-    }
-
-    /// The URL with hidden query parameters masked.
-    func redactedURL(_ url: URL) -> String {
-        let text = url.absoluteString
-        guard let queryStart = text.firstIndex(of: "?") else { return text }
-        let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex
-        let query = String(text[text.index(after: queryStart)..<fragmentStart])
-        return String(text[...queryStart]) + redactedPairs(query) + String(text[fragmentStart...])
-    }
-
-    /// `a=1&token=‹redacted›` from `a=1&token=abc`.
-    private func redactedPairs(_ pairs: String) -> String {
-        pairs.split(separator: "&", omittingEmptySubsequences: false).map { pair in
-            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-            let name = String(pair[..<equals])
-            let decodedName = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
-            return redaction.hidesQueryParameter(decodedName) ? name + "=" + Redaction.mask : String(pair)
-        }.joined(separator: "&")
     }
 
     private func header(_ name: String, in headers: [String: String]) -> String? {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which values echo output and recordings hide. Names compare case-insensitively.
 ///
 /// The standard policy hides credentials wherever they usually travel: `Authorization`,
@@ -48,4 +50,33 @@ public struct Redaction: Sendable, Hashable {
 
     /// Whether a JSON field's value is hidden.
     public func hidesJSONKey(_ name: String) -> Bool { jsonKeys.contains(name.lowercased()) }
+}
+
+extension Redaction {
+    /// The URL as text with the values of hidden query parameters replaced by `mask`, as echo
+    /// output and recordings show it.
+    public func maskedURL(_ url: URL) -> String {
+        let text = url.absoluteString
+        guard let queryStart = text.firstIndex(of: "?") else { return text }
+        let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex
+        let query = String(text[text.index(after: queryStart)..<fragmentStart])
+        return String(text[...queryStart]) + maskedPairs(query) + String(text[fragmentStart...])
+    }
+
+    /// The header fields with the values of hidden headers replaced by `mask`.
+    public func maskedHeaders(_ headers: [String: String]) -> [String: String] {
+        headers.reduce(into: [:]) { result, field in
+            result[field.key] = hidesHeader(field.key) ? Self.mask : field.value
+        }
+    }
+
+    /// `a=1&token=‹redacted›` from `a=1&token=abc`: a query string or form body with hidden values masked.
+    func maskedPairs(_ pairs: String) -> String {
+        pairs.split(separator: "&", omittingEmptySubsequences: false).map { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+            let name = String(pair[..<equals])
+            let decodedName = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
+            return hidesQueryParameter(decodedName) ? name + "=" + Self.mask : String(pair)
+        }.joined(separator: "&")
+    }
 }
