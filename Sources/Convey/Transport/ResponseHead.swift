@@ -1,0 +1,43 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The head of a response, before its body: status, version, fields as received, final URL.
+///
+/// Plain values, cheap to make: an `HTTPURLResponse` is built from it only where the public API
+/// hands one out (`ServerResponse.httpResponse`, `didReceiveResponse`).
+public struct ResponseHead: Sendable, Hashable {
+    /// The status code.
+    public var statusCode: Int
+    /// The protocol version as a status line spells it: `HTTP/1.1`, `HTTP/2`.
+    public var httpVersion: String
+    /// The header fields in order, repeats kept.
+    public var fields: HeaderFields
+    /// The URL this response answers: the request's, or the last redirect's target.
+    public var url: URL
+
+    /// Creates a response head.
+    public init(statusCode: Int, httpVersion: String = "HTTP/1.1", fields: HeaderFields = HeaderFields(), url: URL) {
+        self.statusCode = statusCode
+        self.httpVersion = httpVersion
+        self.fields = fields
+        self.url = url
+    }
+
+    /// The head of a Foundation response: its fields as Foundation combined them.
+    public init(_ response: HTTPURLResponse, url: URL? = nil) {
+        var fields = HeaderFields()
+        for (name, value) in response.allHeaderFields {
+            fields.append(name: String(describing: name), value: String(describing: value))
+        }
+        self.init(statusCode: response.statusCode, fields: fields,
+                  url: response.url ?? url ?? URL(fileURLWithPath: "/"))
+    }
+
+    /// The same head as an `HTTPURLResponse`, repeated fields combined with `", "`.
+    public func makeHTTPURLResponse() -> HTTPURLResponse {
+        HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields.combined)
+            ?? HTTPURLResponse(url: url, mimeType: nil, expectedContentLength: -1, textEncodingName: nil)
+    }
+}
