@@ -35,9 +35,9 @@ public struct ResponseHead: Sendable, Hashable {
                   url: response.url ?? url ?? URL(fileURLWithPath: "/"))
     }
 
-    /// The same head as an `HTTPURLResponse`, repeated fields combined with `", "`.
-    public func makeHTTPURLResponse() -> HTTPURLResponse {
+    /// The same head as an `HTTPURLResponse`, repeated fields combined with `", "`; `nil` when
+    /// Foundation refuses the values (it does not on Linux).
+    public func makeHTTPURLResponse() -> HTTPURLResponse? {
         HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields.combined)
-            ?? HTTPURLResponse(url: url, mimeType: nil, expectedContentLength: -1, textEncodingName: nil)
     }
 }
