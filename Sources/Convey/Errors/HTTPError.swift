@@ -3,13 +3,21 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A response whose status is outside 200–299, thrown when `reportBadHTTPStatusAsError` is on.
+/// A response whose status the task's `statusRule` says throws: by default every status outside
+/// 200–299 (see `reportBadHTTPStatusAsError`).
 ///
-/// Match on the status class and code:
+/// Catch a specific status by its case, or the whole error to read its body:
 ///
 /// ```swift
-/// catch let error as HTTPError where error.clientError == .unauthorized { … }
-/// catch let error as HTTPError where error.serverError != nil { … }
+/// do {
+///     try await task.send()
+/// } catch HTTPError.ClientError.notFound {
+///     // 404
+/// } catch HTTPError.ServerError.internalServer {
+///     // 500
+/// } catch let error as HTTPError where error.serverError != nil {
+///     print(error.statusCode, error.bodyText ?? "")
+/// }
 /// ```
 public struct HTTPError: PresentableError, Sendable {
     /// The status code, such as 404.
@@ -72,61 +80,134 @@ public struct HTTPError: PresentableError, Sendable {
 }
 
 extension HTTPError {
-    /// A 4xx status. Codes with no named case arrive as `.other(code)`.
-    public enum ClientError: Sendable, Hashable {
-        case badRequest, unauthorized, paymentRequired, forbidden, notFound, methodNotAllowed
-        case notAcceptable, proxyAuthenticationRequired, requestTimeout, conflict, gone
-        case lengthRequired, preconditionFailed, contentTooLarge, uriTooLong, unsupportedMediaType
-        case rangeNotSatisfiable, expectationFailed, imATeapot, misdirectedRequest
-        case unprocessableContent, locked, failedDependency, tooEarly, upgradeRequired
-        case preconditionRequired, tooManyRequests, requestHeaderFieldsTooLarge
-        case unavailableForLegalReasons
-        /// Any other 4xx code, such as 499.
-        case other(Int)
+    /// A 4xx status, named as in RFC 9110 (`.notFound`, `.conflict`, …); any other 4xx code is
+    /// `.other(code)`.
+    ///
+    /// A status is also a `catch` pattern for the `HTTPError` carrying it:
+    /// `catch HTTPError.ClientError.notFound { … }`.
+    public struct ClientError: Sendable, Hashable, CustomStringConvertible {
+        /// The status code, 400–499.
+        public let statusCode: Int
 
-        private static let byCode: [Int: ClientError] = [
-            400: .badRequest, 401: .unauthorized, 402: .paymentRequired, 403: .forbidden, 404: .notFound,
-            405: .methodNotAllowed, 406: .notAcceptable, 407: .proxyAuthenticationRequired,
-            408: .requestTimeout, 409: .conflict, 410: .gone, 411: .lengthRequired,
-            412: .preconditionFailed, 413: .contentTooLarge, 414: .uriTooLong,
-            415: .unsupportedMediaType, 416: .rangeNotSatisfiable, 417: .expectationFailed,
-            418: .imATeapot, 421: .misdirectedRequest, 422: .unprocessableContent, 423: .locked,
-            424: .failedDependency, 425: .tooEarly, 426: .upgradeRequired, 428: .preconditionRequired,
-            429: .tooManyRequests, 431: .requestHeaderFieldsTooLarge, 451: .unavailableForLegalReasons,
-        ]
+        /// The error for a 4xx code.
+        public init(statusCode: Int) { self.statusCode = statusCode }
 
-        /// The case for a 4xx code.
-        public init(statusCode: Int) { self = Self.byCode[statusCode] ?? .other(statusCode) }
+        /// A 4xx code with no name of its own, such as 499.
+        public static func other(_ code: Int) -> ClientError { ClientError(statusCode: code) }
 
-        /// The status code of this case.
-        public var statusCode: Int {
-            if case .other(let code) = self { return code }
-            return Self.byCode.first { $0.value == self }?.key ?? 400
+        /// 400 Bad Request.
+        public static let badRequest = Self(statusCode: 400)
+        /// 401 Unauthorized.
+        public static let unauthorized = Self(statusCode: 401)
+        /// 402 Payment Required.
+        public static let paymentRequired = Self(statusCode: 402)
+        /// 403 Forbidden.
+        public static let forbidden = Self(statusCode: 403)
+        /// 404 Not Found.
+        public static let notFound = Self(statusCode: 404)
+        /// 405 Method Not Allowed.
+        public static let methodNotAllowed = Self(statusCode: 405)
+        /// 406 Not Acceptable.
+        public static let notAcceptable = Self(statusCode: 406)
+        /// 407 Proxy Authentication Required.
+        public static let proxyAuthenticationRequired = Self(statusCode: 407)
+        /// 408 Request Timeout.
+        public static let requestTimeout = Self(statusCode: 408)
+        /// 409 Conflict.
+        public static let conflict = Self(statusCode: 409)
+        /// 410 Gone.
+        public static let gone = Self(statusCode: 410)
+        /// 411 Length Required.
+        public static let lengthRequired = Self(statusCode: 411)
+        /// 412 Precondition Failed.
+        public static let preconditionFailed = Self(statusCode: 412)
+        /// 413 Content Too Large.
+        public static let contentTooLarge = Self(statusCode: 413)
+        /// 414 URI Too Long.
+        public static let uriTooLong = Self(statusCode: 414)
+        /// 415 Unsupported Media Type.
+        public static let unsupportedMediaType = Self(statusCode: 415)
+        /// 416 Range Not Satisfiable.
+        public static let rangeNotSatisfiable = Self(statusCode: 416)
+        /// 417 Expectation Failed.
+        public static let expectationFailed = Self(statusCode: 417)
+        /// 418 I'm a Teapot.
+        public static let imATeapot = Self(statusCode: 418)
+        /// 421 Misdirected Request.
+        public static let misdirectedRequest = Self(statusCode: 421)
+        /// 422 Unprocessable Content.
+        public static let unprocessableContent = Self(statusCode: 422)
+        /// 423 Locked.
+        public static let locked = Self(statusCode: 423)
+        /// 424 Failed Dependency.
+        public static let failedDependency = Self(statusCode: 424)
+        /// 425 Too Early.
+        public static let tooEarly = Self(statusCode: 425)
+        /// 426 Upgrade Required.
+        public static let upgradeRequired = Self(statusCode: 426)
+        /// 428 Precondition Required.
+        public static let preconditionRequired = Self(statusCode: 428)
+        /// 429 Too Many Requests.
+        public static let tooManyRequests = Self(statusCode: 429)
+        /// 431 Request Header Fields Too Large.
+        public static let requestHeaderFieldsTooLarge = Self(statusCode: 431)
+        /// 451 Unavailable For Legal Reasons.
+        public static let unavailableForLegalReasons = Self(statusCode: 451)
+
+        public var description: String { "\(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode))" }
+
+        /// Matches an `HTTPError` with this status, so that `catch HTTPError.ClientError.notFound` works.
+        public static func ~= (pattern: ClientError, error: any Error) -> Bool {
+            (error as? HTTPError)?.clientError == pattern
         }
     }
 
-    /// A 5xx status. Codes with no named case arrive as `.other(code)`.
-    public enum ServerError: Sendable, Hashable {
-        case internalServerError, notImplemented, badGateway, serviceUnavailable, gatewayTimeout
-        case httpVersionNotSupported, variantAlsoNegotiates, insufficientStorage, loopDetected
-        case notExtended, networkAuthenticationRequired
-        /// Any other 5xx code, such as 599.
-        case other(Int)
+    /// A 5xx status, named as in RFC 9110 (`.internalServer`, `.serviceUnavailable`, …); any other
+    /// 5xx code is `.other(code)`.
+    ///
+    /// A status is also a `catch` pattern for the `HTTPError` carrying it:
+    /// `catch HTTPError.ServerError.internalServer { … }`.
+    public struct ServerError: Sendable, Hashable, CustomStringConvertible {
+        /// The status code, 500–599.
+        public let statusCode: Int
 
-        private static let byCode: [Int: ServerError] = [
-            500: .internalServerError, 501: .notImplemented, 502: .badGateway, 503: .serviceUnavailable,
-            504: .gatewayTimeout, 505: .httpVersionNotSupported, 506: .variantAlsoNegotiates,
-            507: .insufficientStorage, 508: .loopDetected, 510: .notExtended,
-            511: .networkAuthenticationRequired,
-        ]
+        /// The error for a 5xx code.
+        public init(statusCode: Int) { self.statusCode = statusCode }
 
-        /// The case for a 5xx code.
-        public init(statusCode: Int) { self = Self.byCode[statusCode] ?? .other(statusCode) }
+        /// A 5xx code with no name of its own, such as 599.
+        public static func other(_ code: Int) -> ServerError { ServerError(statusCode: code) }
 
-        /// The status code of this case.
-        public var statusCode: Int {
-            if case .other(let code) = self { return code }
-            return Self.byCode.first { $0.value == self }?.key ?? 500
+        /// 500 Internal Server Error.
+        public static let internalServer = Self(statusCode: 500)
+        /// 501 Not Implemented.
+        public static let notImplemented = Self(statusCode: 501)
+        /// 502 Bad Gateway.
+        public static let badGateway = Self(statusCode: 502)
+        /// 503 Service Unavailable.
+        public static let serviceUnavailable = Self(statusCode: 503)
+        /// 504 Gateway Timeout.
+        public static let gatewayTimeout = Self(statusCode: 504)
+        /// 505 HTTP Version Not Supported.
+        public static let httpVersionNotSupported = Self(statusCode: 505)
+        /// 506 Variant Also Negotiates.
+        public static let variantAlsoNegotiates = Self(statusCode: 506)
+        /// 507 Insufficient Storage.
+        public static let insufficientStorage = Self(statusCode: 507)
+        /// 508 Loop Detected.
+        public static let loopDetected = Self(statusCode: 508)
+        /// 510 Not Extended.
+        public static let notExtended = Self(statusCode: 510)
+        /// 511 Network Authentication Required.
+        public static let networkAuthenticationRequired = Self(statusCode: 511)
+        /// The old name of `internalServer`.
+        @available(*, deprecated, renamed: "internalServer")
+        public static var internalServerError: ServerError { .internalServer }
+
+        public var description: String { "\(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode))" }
+
+        /// Matches an `HTTPError` with this status, so that `catch HTTPError.ServerError.internalServer` works.
+        public static func ~= (pattern: ServerError, error: any Error) -> Bool {
+            (error as? HTTPError)?.serverError == pattern
         }
     }
 }
@@ -137,6 +218,12 @@ public enum HTTPStatus {
     /// "OK" or "Not Found"; for a code with none, the name of its class, such as "Server Error".
     public static func reasonPhrase(for code: Int) -> String {
         phrases[code] ?? ResponseType(statusCode: code).fallbackPhrase
+    }
+
+    /// Whether a status sends the client elsewhere with `Location`: 301–303 and 305–308
+    /// (304 is a cache answer, not a redirect).
+    static func isRedirect(_ code: Int) -> Bool {
+        (301...303).contains(code) || (305...308).contains(code)
     }
 
     private static let phrases: [Int: String] = [

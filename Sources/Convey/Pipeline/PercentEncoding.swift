@@ -1,3 +1,5 @@
+import Foundation
+
 /// Percent-encoding for the parts of a URL Convey builds.
 enum PercentEncoding {
     /// Encodes a query name or value: everything but RFC 3986 unreserved characters
@@ -7,11 +9,12 @@ enum PercentEncoding {
         encode(text) { isUnreserved($0) }
     }
 
-    /// The query string for parameters, sorted by name so a task always builds the same URL.
-    static func query(_ parameters: [String: String]) -> String {
-        parameters.sorted { $0.key < $1.key }
-            .map { queryComponent($0.key) + "=" + queryComponent($0.value) }
-            .joined(separator: "&")
+    /// The query string for parameters, sorted by name so a task always builds the same URL,
+    /// then for `items` in their order, repeats kept; an item without a value is its name alone.
+    static func query(_ parameters: [String: String], then items: [URLQueryItem] = []) -> String {
+        let sorted = parameters.sorted { $0.key < $1.key }.map { queryComponent($0.key) + "=" + queryComponent($0.value) }
+        let ordered = items.map { item in queryComponent(item.name) + (item.value.map { "=" + queryComponent($0) } ?? "") }
+        return (sorted + ordered).joined(separator: "&")
     }
 
     /// Makes a task path safe for a URL while keeping its meaning: characters that may never

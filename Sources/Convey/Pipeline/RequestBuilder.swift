@@ -6,11 +6,13 @@ import FoundationNetworking
 /// Builds the request for one attempt of a task: URL, method, layered headers, body, timeout.
 @ConveyActor
 enum RequestBuilder {
-    /// The URL for a task: remote, path prefix and path joined, query parameters encoded.
-    static func url(path: String, queryParameters: [String: String]?, remote: Remote) throws -> URL {
+    /// The URL for a task: remote, path prefix and path joined, query parameters (sorted) then
+    /// query items (in order) encoded.
+    static func url(path: String, queryParameters: [String: String]?, queryItems: [URLQueryItem] = [], remote: Remote) throws -> URL {
         var text = remote.urlString(forPath: PercentEncoding.path(path))
-        if let queryParameters, !queryParameters.isEmpty {
-            text += (text.contains("?") ? "&" : "?") + PercentEncoding.query(queryParameters)
+        let query = PercentEncoding.query(queryParameters ?? [:], then: queryItems)
+        if !query.isEmpty {
+            text += (text.contains("?") ? "&" : "?") + query
         }
         guard let url = URL(string: text), url.host != nil else {
             throw ConveyError.invalidURL(text, reason: "it is not an absolute URL with a host")
@@ -21,7 +23,7 @@ enum RequestBuilder {
     /// The request for one attempt, before `willSendRequest`.
     static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?) async throws -> URLRequest {
         guard let remote = server.remote else { throw ConveyError.noRemote(server: server.name) }
-        let url = try url(path: task.path, queryParameters: task.queryParameters, remote: remote)
+        let url = try url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
         let method = task.method
         if body != nil, method.forbidsBody {
             throw ConveyError.encodingFailed(EncodingFailure(

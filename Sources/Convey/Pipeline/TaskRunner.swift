@@ -107,6 +107,7 @@ struct TaskRunner<T: DownloadingTask> {
                     try await server.transport.send(TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
+                        followsRedirects: task.followsRedirects,
                         progress: UploadProgressRelay.transportHandler(for: task), cancellation: session.cancellation))
                 }
             } catch {
@@ -123,7 +124,7 @@ struct TaskRunner<T: DownloadingTask> {
             // Validate.
             try await task.didReceiveResponse(response: sent.response, data: sent.data)
             let status = sent.response.statusCode
-            if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(status) {
+            if StatusRule.throwsError(forStatus: status, rule: task.statusRule, followsRedirects: task.followsRedirects) {
                 throw HTTPError(statusCode: status, body: sent.data, headers: sent.response.headerFields,
                                 url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))
             }

@@ -8,14 +8,19 @@ import FoundationNetworking
 ///
 /// ```swift
 /// final class AppServer: ConveyServer {
+///     static let shared = AppServer()
+///
+///     init() { super.init(remote: .production, asDefault: true) }
+///
 ///     override func headers(for task: any DownloadingTask) async throws -> Headers {
 ///         ["X-Client": "ios"]
 ///     }
 /// }
-/// let server = AppServer(remote: .production, asDefault: true)
 /// ```
+///
+/// Both initializers are designated, so a subclass's own initializer can call either.
 @ConveyActor
-open class ConveyServer {
+open class ConveyServer: ConveyServerable {
     /// The server of every task that does not name one: the last server created with
     /// `asDefault: true`. Before any exists, a server with no remote, whose tasks fail with
     /// `ConveyError.noRemote`.
@@ -70,9 +75,12 @@ open class ConveyServer {
         if asDefault { Self.defaultServer = self }
     }
 
-    /// Creates a server with no remote yet, optionally as the default server.
-    public convenience init(asDefault: Bool) {
-        self.init(remote: nil, asDefault: asDefault)
+    /// Creates a server with no remote yet, optionally as the default server. A subclass may call
+    /// it from its own initializer (`super.init(asDefault: true)`) and set `remote` later.
+    public init(asDefault: Bool) {
+        self.remote = nil
+        self.configuration = ServerConfiguration()
+        if asDefault { Self.defaultServer = self }
     }
 
     /// A name for logs and errors. Default: the class name and the remote's name.

@@ -10,8 +10,12 @@ public struct ServerConfiguration: Sendable {
     /// without fractional seconds, keys as declared, base64 data.
     public var defaultDecoder: JSONDecoder
     /// When `true` (the default), every status outside 200–299 throws an `HTTPError`. When `false`,
-    /// such responses come back as responses and decoding is attempted on their body.
+    /// such responses come back as responses and decoding is attempted on their body. A task can
+    /// choose otherwise with its own `statusRule`.
     public var reportBadHTTPStatusAsError: Bool
+    /// Whether redirects are followed (the default), or come back as responses with their
+    /// `Location`. A task can choose otherwise with its own `followsRedirects`.
+    public var followsRedirects: Bool = true
     /// When `true` (the default), responses may arrive compressed (gzip, deflate and what the
     /// transport supports) and are decoded transparently. When `false`, requests ask for
     /// `Accept-Encoding: identity`.

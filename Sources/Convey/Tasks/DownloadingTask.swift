@@ -33,12 +33,25 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     ///
     /// Parameters are sent sorted by name, so the same task always produces the same URL.
     var queryParameters: [String: String]? { get }
+    /// Query items sent in this order after `queryParameters`, percent-encoded the same way: for
+    /// repeated names (`?tag=a&tag=b`) or an order the server cares about. An item with a `nil`
+    /// value is sent as its name alone. Default: none.
+    var queryItems: [URLQueryItem] { get }
     /// The request headers. Default: `server.headers(for: self)`.
     ///
     /// Layered over the server's default headers; a field here replaces one of the same name.
     var headers: Headers { get async throws }
     /// Per-task overrides of timeouts, network access and echo style. Default: `nil`.
     var configuration: TaskConfiguration? { get }
+    /// Which statuses throw `HTTPError` and which come back as responses. Default: `.standard`
+    /// (every status outside 200–299 throws) while the server's `reportBadHTTPStatusAsError` is
+    /// on, `.never` when it is off.
+    var statusRule: StatusRule { get }
+    /// Whether redirects are followed. Default: the server's `followsRedirects` (`true`).
+    ///
+    /// When `false`, a redirect (301–303, 305–308) comes back as the response, its `Location`
+    /// header unread, unless `statusRule` names its code in `throwingCodes`.
+    var followsRedirects: Bool { get }
     /// The decoder for a `Decodable` payload. Default: the server's `defaultDecoder`.
     var decoder: JSONDecoder { get }
     /// The request body. Default: none. Upload tasks provide it from their `uploadPayload`.
@@ -79,10 +92,13 @@ extension DownloadingTask {
     public var server: ConveyServer { ConveyServer.default }
     public var method: HTTPMethod { .get }
     public var queryParameters: [String: String]? { nil }
+    public var queryItems: [URLQueryItem] { [] }
     public var headers: Headers {
         get async throws { try await server.headers(for: self) }
     }
     public var configuration: TaskConfiguration? { nil }
+    public var statusRule: StatusRule { server.configuration.reportBadHTTPStatusAsError ? .standard : .never }
+    public var followsRedirects: Bool { server.configuration.followsRedirects }
     public var decoder: JSONDecoder { server.configuration.defaultDecoder }
     public var requestBody: RequestBody? {
         get async throws { nil }
@@ -103,9 +119,9 @@ extension DownloadingTask {
 }
 
 extension DownloadingTask {
-    /// Runs the task and returns the decoded response. Throws `HTTPError` for a status outside
-    /// 200–299 (unless the server's `reportBadHTTPStatusAsError` is off) and `ConveyError` for
-    /// everything else that goes wrong.
+    /// Runs the task and returns the decoded response. Throws `HTTPError` for a status the task's
+    /// `statusRule` says throws (by default every status outside 200–299, unless the server's
+    /// `reportBadHTTPStatusAsError` is off) and `ConveyError` for everything else that goes wrong.
     @discardableResult
     public func download() async throws -> ServerResponse<DownloadPayload> {
         try await TaskRunner(task: self).run()

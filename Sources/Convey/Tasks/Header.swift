@@ -14,10 +14,20 @@ public struct Header: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(name): \(value)" }
 }
 
-/// An ordered set of header fields in which each name appears once, compared case-insensitively.
+/// Request header fields in order, names compared case-insensitively.
 ///
-/// Adding a field whose name is already present replaces that field's value, so layered
+/// Setting a field (`append`, the subscript) replaces every field of that name, so layered
 /// headers (defaults, then server, then task) never send a name twice: the last layer wins.
+/// `add` keeps the fields already there, for a name sent more than once:
+///
+/// ```swift
+/// var headers: Headers = ["Accept": "application/json"]
+/// headers.add(Header(name: "X-Tag", value: "a"))
+/// headers.add(Header(name: "X-Tag", value: "b"))   // goes out as `X-Tag: a, b`
+/// ```
+///
+/// Repeated fields go out as one line, their values joined with `", "` as RFC 9110 §5.3
+/// allows (`Cookie` values with `"; "`, as RFC 6265 asks).
 public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     private var fields: [Header] = []
 
@@ -40,39 +50,83 @@ public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, 
         self.init(elements.map { Header(name: $0.0, value: $0.1) })
     }
 
-    /// Adds a field, or replaces the value of the field with the same name (case-insensitive).
+    /// Sets a field: it replaces every field with the same name (case-insensitive), in the
+    /// place of the first, or goes last when the name is new.
     public mutating func append(_ header: Header) {
-        if let index = index(of: header.name) {
-            fields[index] = header
+        guard let first = index(of: header.name) else {
+            fields.append(header)
+            return
+        }
+        fields[first] = header
+        var index = fields.index(after: first)
+        while index < fields.endIndex {
+            if fields[index].name.equalsIgnoringASCIICase(header.name) { fields.remove(at: index) } else { index += 1 }
+        }
+    }
+
+    /// Sets each name in `headers` (replacing earlier fields of that name), keeping the repeats
+    /// within `headers`: how one layer of headers goes over another.
+    public mutating func append(contentsOf headers: some Sequence<Header>) {
+        var setNames: [String] = []
+        for header in headers {
+            if setNames.contains(where: { $0.equalsIgnoringASCIICase(header.name) }) {
+                add(header)
+            } else {
+                setNames.append(header.name)
+                append(header)
+            }
+        }
+    }
+
+    /// Adds a field, keeping any already there with the same name: for names sent more than once.
+    public mutating func add(_ header: Header) {
+        if let last = fields.lastIndex(where: { $0.name.equalsIgnoringASCIICase(header.name) }) {
+            fields.insert(header, at: fields.index(after: last))
         } else {
             fields.append(header)
         }
     }
 
-    /// Adds or replaces each field in order.
-    public mutating func append(contentsOf headers: some Sequence<Header>) {
-        for header in headers { append(header) }
-    }
-
-    /// Removes the field with this name, if present.
+    /// Removes every field with this name.
     public mutating func remove(named name: String) {
-        if let index = index(of: name) { fields.remove(at: index) }
+        fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
     }
 
-    /// The value for a name, compared case-insensitively; setting `nil` removes the field.
+    /// The value for a name, compared case-insensitively; for a repeated name, the values joined
+    /// as they go out. Setting a value replaces every field of the name; `nil` removes them.
     public subscript(name: String) -> String? {
-        get { index(of: name).map { fields[$0].value } }
+        get {
+            let values = values(named: name)
+            return values.isEmpty ? nil : values.joined(separator: Self.separator(forName: name))
+        }
         set {
             if let newValue { append(Header(name: name, value: newValue)) } else { remove(named: name) }
         }
     }
 
-    /// The fields as a dictionary, for `URLRequest.allHTTPHeaderFields`.
-    public var dictionary: [String: String] {
-        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    /// The value of each field with this name (case-insensitive), in order.
+    public func values(named name: String) -> [String] {
+        fields.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
     }
 
-    /// The number of fields.
+    /// One entry per name (first spelling kept), repeated values joined, for
+    /// `URLRequest.allHTTPHeaderFields`.
+    public var dictionary: [String: String] {
+        var result: [String: String] = [:]
+        var spelling: [String: String] = [:]
+        for field in fields {
+            let key = field.name.lowercased()
+            if let name = spelling[key], let earlier = result[name] {
+                result[name] = earlier + Self.separator(forName: name) + field.value
+            } else {
+                spelling[key] = field.name
+                result[field.name] = field.value
+            }
+        }
+        return result
+    }
+
+    /// The number of fields, repeats counted.
     public var count: Int { fields.count }
     /// Whether there are no fields.
     public var isEmpty: Bool { fields.isEmpty }
@@ -83,6 +137,10 @@ public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, 
 
     private func index(of name: String) -> Int? {
         fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
+    }
+
+    private static func separator(forName name: String) -> String {
+        name.equalsIgnoringASCIICase("Cookie") ? "; " : ", "
     }
 }
 

@@ -28,6 +28,8 @@ public struct TransportRequest: Sendable {
     public var allowsExpensiveNetworkAccess: Bool
     /// Whether the exchange may use a constrained network, such as Low Data Mode (Apple platforms).
     public var allowsConstrainedNetworkAccess: Bool
+    /// Whether the transport follows redirects (the default) or returns the 3xx response as it came.
+    public var followsRedirects: Bool
     /// Called as bytes go out and come in, from any thread. `nil` when nobody is watching.
     public var progress: (@Sendable (TransferProgress) -> Void)?
     /// Stops the exchange from outside the calling task (cancellation by tag, total timeout):
@@ -37,12 +39,14 @@ public struct TransportRequest: Sendable {
     /// Creates a request for a transport.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
                 allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true,
+                followsRedirects: Bool = true,
                 progress: (@Sendable (TransferProgress) -> Void)? = nil, cancellation: TransportCancellation? = nil) {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
         self.timeout = timeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
+        self.followsRedirects = followsRedirects
         self.progress = progress
         self.cancellation = cancellation
     }

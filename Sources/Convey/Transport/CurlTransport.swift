@@ -8,7 +8,8 @@ import FoundationNetworking
 /// `URLSessionTransport`, at a fraction of its cost (see Docs/performance.md).
 ///
 /// One thread per transport owns the multi handle; requests reuse pooled easy handles and
-/// connections. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET),
+/// connections. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET)
+/// unless the request's `followsRedirects` is off,
 /// responses are decoded (gzip, deflate, br, zstd) unless the request asks for
 /// `Accept-Encoding: identity`, TLS is verified against the system's CA store, proxies come
 /// from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and HTTP/2 is used over
@@ -77,7 +78,7 @@ public final class CurlTransport: ConveyTransport {
                 return left
             }
             let (response, body) = try await exchange(hopRequest, url: url, bodyFile: bodyFile, timeLeft: timeLeft, request: request)
-            guard let hop = CurlRedirect.nextHop(after: response, request: hopRequest, url: url) else {
+            guard request.followsRedirects, let hop = CurlRedirect.nextHop(after: response, request: hopRequest, url: url) else {
                 return TransportResponse(response: response, data: body)
             }
             redirects += 1

@@ -57,7 +57,7 @@ public final class URLSessionTransport: ConveyTransport {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                delegate.begin(task, continuation: continuation, progress: request.progress)
+                delegate.begin(task, continuation: continuation, progress: request.progress, followsRedirects: request.followsRedirects)
                 task.resume()
                 request.cancellation?.register { handle.task.cancel() }
             }
@@ -105,6 +105,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     private struct Transfer {
         let continuation: CheckedContinuation<TransportResponse, any Error>
         let progressHandler: (@Sendable (TransferProgress) -> Void)?
+        let followsRedirects: Bool
         var progress = TransferProgress()
         var response: HTTPURLResponse?
         var data = Data()
@@ -119,8 +120,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     private var transfers: [Int: Transfer] = [:]
 
     func begin(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>,
-               progress: (@Sendable (TransferProgress) -> Void)?) {
-        lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation, progressHandler: progress) }
+               progress: (@Sendable (TransferProgress) -> Void)?, followsRedirects: Bool) {
+        lock.withLock {
+            transfers[task.taskIdentifier] = Transfer(continuation: continuation, progressHandler: progress, followsRedirects: followsRedirects)
+        }
     }
 
     /// Changes a transfer in place: a copy would copy its body on every appended chunk.
@@ -176,6 +179,13 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             $0.bytesSent = totalBytesSent
             $0.totalBytesToSend = totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil
         }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        let follows = lock.withLock { transfers[task.taskIdentifier]?.followsRedirects ?? true }
+        // Not following: `nil` makes the 3xx the task's response.
+        completionHandler(follows ? request : nil)
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,

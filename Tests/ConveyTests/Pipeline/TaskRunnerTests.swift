@@ -161,7 +161,7 @@ struct TaskRunnerTests {
         #expect(error?.isForbidden == (status == 403))
     }
 
-    @Test(arguments: [(500, HTTPError.ServerError.internalServerError), (503, .serviceUnavailable), (599, .other(599))])
+    @Test(arguments: [(500, HTTPError.ServerError.internalServer), (503, .serviceUnavailable), (599, .other(599))])
     func serverStatusesThrowMatchableServerErrors(status: Int, expected: HTTPError.ServerError) async throws {
         let error = await #expect(throws: HTTPError.self) {
             try await HookedTask<Data>(server: server(status: status), log: log).download()

@@ -66,13 +66,15 @@ struct FileUploadTask: MIMEUploadingTask {
 enum SampleServer {
     private(set) static var server: ConveyServer?
 
+    /// Makes the sample server the default again when another test installed its own.
     static func install() throws {
-        guard server == nil else { return }
+        if let server, ConveyServer.default === server { return }
         server = ConveyServer(remote: try TestServers.httpbin(pathPrefix: "anything"),
                               configuration: ServerConfiguration(echoSink: EchoCapture()), asDefault: true)
     }
 }
 
+extension DefaultServerSuites {
 @Suite("Seed samples", .wire)
 struct SeedSampleTests {
     init() async throws { try await SampleServer.install() }
@@ -140,4 +142,5 @@ struct SeedSampleTests {
         // httpbin reports non-UTF-8 files as a data URL of their bytes.
         #expect(echo.files?["file"] == "data:image/jpeg;base64," + fileData.base64EncodedString())
     }
+}
 }

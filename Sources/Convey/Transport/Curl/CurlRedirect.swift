@@ -20,7 +20,7 @@ enum CurlRedirect {
     }
 
     static func isRedirect(status: Int) -> Bool {
-        (301...303).contains(status) || (305...308).contains(status)
+        HTTPStatus.isRedirect(status)
     }
 
     /// Where `response` sends `request` next, or `nil` when it is the final response: not a

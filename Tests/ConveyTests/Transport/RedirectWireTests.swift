@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Convey
+
+private struct Redirected: ServerTask {
+    let server: ConveyServer
+    let path: String
+    var queryParameters: [String: String]?
+    var follows: Bool?
+    var followsRedirects: Bool { follows ?? server.configuration.followsRedirects }
+}
+
+/// Following redirects, or not, on each real transport against the local httpbin.
+@Suite("Redirects on the wire", .wire)
+@ConveyActor
+struct RedirectWireTests {
+    private func server(_ kind: TransportKind, configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
+        let server = try httpbinServer(configure: configure)
+        server.transport = kind.make()
+        return server
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aTransportRequestCanStopAtTheRedirect(_ kind: TransportKind) async throws {
+        var request = URLRequest(url: try TestServers.httpbin("/redirect-to?url=/get%3Fto%3Dthere&status_code=302"))
+        request.httpMethod = "GET"
+        let response = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20), followsRedirects: false))
+        #expect(response.response.statusCode == 302)
+        #expect(response.response.value(forHTTPHeaderField: "Location") == "/get?to=there")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func followingStaysTheDefault(_ kind: TransportKind) async throws {
+        let response = try await Redirected(server: server(kind), path: "redirect/2").download()
+        #expect(response.statusCode == 200)
+        #expect(response.httpResponse.url?.path() == "/get")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aTaskThatDoesNotFollowGetsThe3xxBackWithItsLocation(_ kind: TransportKind) async throws {
+        let server = try server(kind)
+        let response = try await Redirected(server: server, path: "redirect-to",
+                                            queryParameters: ["url": "/anything/next", "status_code": "307"], follows: false).download()
+        #expect(response.statusCode == 307)
+        #expect(response.responseType == .redirect)
+        #expect(response.header("Location") == "/anything/next")
+        // The same server still follows for tasks that do not say otherwise.
+        #expect(try await Redirected(server: server, path: "redirect/1").download().statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aServerThatDoesNotFollowStopsAtTheFirstHop(_ kind: TransportKind) async throws {
+        let server = try server(kind) { $0.followsRedirects = false }
+        let response = try await Redirected(server: server, path: "redirect/3").download()
+        #expect(response.statusCode == 302)
+        #expect(response.header("Location") == "/relative-redirect/2")
+        // A task can still ask to follow.
+        #expect(try await Redirected(server: server, path: "redirect/3", follows: true).download().statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aStatusRuleCanStillThrowForAnUnfollowedRedirect(_ kind: TransportKind) async throws {
+        struct Strict: ServerTask {
+            let server: ConveyServer
+            var path: String { "redirect/1" }
+            var followsRedirects: Bool { false }
+            var statusRule: StatusRule { .standard.throwing(302) }
+        }
+        let error = await #expect(throws: HTTPError.self) { try await Strict(server: server(kind)).download() }
+        #expect(error?.statusCode == 302)
+    }
+}
