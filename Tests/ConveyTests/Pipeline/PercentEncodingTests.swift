@@ -17,6 +17,12 @@ struct PercentEncodingTests {
         #expect(PercentEncoding.query(["b": "2", "a": "1", "c d": "3"]) == "a=1&b=2&c%20d=3")
     }
 
+    @Test func queryItemsFollowTheParametersInTheirOrderWithRepeats() {
+        let items = [URLQueryItem(name: "tag", value: "b&c"), URLQueryItem(name: "tag", value: "a"), URLQueryItem(name: "flag", value: nil)]
+        #expect(PercentEncoding.query(["z": "1"], then: items) == "z=1&tag=b%26c&tag=a&flag")
+        #expect(PercentEncoding.query([:], then: []) == "")
+    }
+
     @Test(arguments: [
         ("users/John Smith", "users/John%20Smith"),
         ("files/ünïcödé", "files/%C3%BCn%C3%AFc%C3%B6d%C3%A9"),

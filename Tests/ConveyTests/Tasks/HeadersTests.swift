@@ -41,6 +41,43 @@ struct HeadersTests {
         #expect(headers.description == "x-b: 2")
     }
 
+    @Test func addKeepsRepeatedFieldsInOrderAndTheDictionaryJoinsThem() {
+        var headers: Headers = ["Accept": "application/json"]
+        headers.add(Header(name: "X-Tag", value: "a"))
+        headers.add(Header(name: "Accept-Language", value: "en"))
+        headers.add(Header(name: "x-tag", value: "b"))
+        #expect(Array(headers).map(\.description) == ["Accept: application/json", "X-Tag: a", "x-tag: b", "Accept-Language: en"])
+        #expect(headers.values(named: "X-TAG") == ["a", "b"])
+        #expect(headers["x-tag"] == "a, b")
+        #expect(headers.dictionary == ["Accept": "application/json", "X-Tag": "a, b", "Accept-Language": "en"])
+    }
+
+    @Test func cookieFieldsAreJoinedWithSemicolons() {
+        var headers = Headers()
+        headers.add(Header(name: "Cookie", value: "a=1"))
+        headers.add(Header(name: "Cookie", value: "b=2"))
+        #expect(headers.dictionary == ["Cookie": "a=1; b=2"])
+    }
+
+    @Test func settingANameReplacesEveryRepeatOfIt() {
+        var headers = Headers()
+        headers.add(Header(name: "X-Tag", value: "a"))
+        headers.add(Header(name: "X-Tag", value: "b"))
+        headers.append(Header(name: "Other", value: "1"))
+        headers["x-tag"] = "c"
+        #expect(Array(headers) == [Header(name: "x-tag", value: "c"), Header(name: "Other", value: "1")])
+    }
+
+    @Test func aLayerReplacesEarlierLayersButKeepsItsOwnRepeats() {
+        var layered: Headers = ["X-Tag": "server", "Accept": "*/*"]
+        var task = Headers()
+        task.add(Header(name: "X-Tag", value: "a"))
+        task.add(Header(name: "X-Tag", value: "b"))
+        layered.append(contentsOf: task)
+        #expect(layered.values(named: "X-Tag") == ["a", "b"])
+        #expect(layered["Accept"] == "*/*")
+    }
+
     @Test func dictionaryHeadersAreSortedByName() {
         #expect(Array(Headers(["b": "2", "a": "1"])).map(\.name) == ["a", "b"])
     }
