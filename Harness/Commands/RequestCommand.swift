@@ -29,7 +29,7 @@ enum RequestCommand {
                 } catch {
                     return settings.console.report(error)
                 }
-                return await RequestRunner.run(target: request.target, method: method, output: output, settings: settings) { server throws(LocalFailure) in
+                return await RequestRunner.run(target: request.target, transport: request.transport, method: method, output: output, settings: settings) { server throws(LocalFailure) in
                     try request.task(on: server, method: method)
                 }
             })

@@ -18,6 +18,6 @@ final class DemoContext {
         var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire)
         configuration.recorder = recorder
         server = DemoServer(target: target, configuration: configuration, hooks: hooks)
-        server.transport = HarnessTransport.make(for: target, configuration: configuration)
+        HarnessTransport.install(on: server, target: target, builtIn: .platformDefault)
     }
 }

@@ -55,7 +55,7 @@ extension DemoSteps {
             }
             var tag = "?"
             if let url = first.request.url, let stored = await server.configuration.cache?.eTags.eTag(for: url) { tag = stored }
-            return .behaved("first from the network (ETag \(tag)), then 304 Not Modified answered with the stored \(ByteSize.text(second.data.count))")
+            return .behaved("first from the network (ETag \(tag)), then 304 Not Modified answered with the stored \(DisplayFormat.byteCount(second.data.count))")
         } catch {
             return .misbehaved(DemoText.error(error))
         }
@@ -87,10 +87,10 @@ extension DemoSteps {
         } catch ConveyError.timedOut(let failure) {
             let elapsed = clock.duration(to: .now)
             guard elapsed >= failure.limit * 0.8 else {
-                return .misbehaved("ConveyError.timedOut after \(elapsed.text), long before the 0.3 s limit"
+                return .misbehaved("ConveyError.timedOut after \(DisplayFormat.duration(elapsed)), long before the 0.3 s limit"
                                    + " (URLSession on Linux drops the fraction of a timeout: 0.3 s becomes 0)")
             }
-            return .behaved("ConveyError.timedOut (\(failure.kind.rawValue) limit) after \(elapsed.text)")
+            return .behaved("ConveyError.timedOut (\(failure.kind.rawValue) limit) after \(DisplayFormat.duration(elapsed))")
         } catch {
             return .misbehaved(DemoText.error(error))
         }
@@ -104,9 +104,9 @@ extension DemoSteps {
         let configuration = TaskConfiguration(timeout: .seconds(5), totalTimeout: .milliseconds(300))
         do {
             try await SlowTask(context: context, seconds: 1, configuration: configuration).send()
-            return .misbehaved("the task ran \(clock.duration(to: .now).text), past its 0.3 s total limit")
+            return .misbehaved("the task ran \(DisplayFormat.duration(clock.duration(to: .now))), past its 0.3 s total limit")
         } catch ConveyError.timedOut(let failure) where failure.kind == .total {
-            return .behaved("ConveyError.timedOut (total limit) after \(clock.duration(to: .now).text)")
+            return .behaved("ConveyError.timedOut (total limit) after \(DisplayFormat.duration(clock.duration(to: .now)))")
         } catch {
             return .misbehaved(DemoText.error(error))
         }
@@ -126,7 +126,7 @@ extension DemoSteps {
         case .success:
             return .misbehaved("the task finished although it was cancelled")
         case .failure(let error) where error.isCancellation:
-            return .behaved("\(DemoText.errorName(error)) after \(clock.duration(to: .now).text); displayMessage is nil, so an app shows nothing")
+            return .behaved("\(DemoText.errorName(error)) after \(DisplayFormat.duration(clock.duration(to: .now))); displayMessage is nil, so an app shows nothing")
         case .failure(let error):
             return .misbehaved(DemoText.error(error))
         }

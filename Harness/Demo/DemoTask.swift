@@ -19,7 +19,7 @@ extension DemoTask {
     }
 
     func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
-        context.hooks.add("didReceiveResponse", "\(response.statusCode) · \(ByteSize.text(data.count))")
+        context.hooks.add("didReceiveResponse", "\(response.statusCode) · \(DisplayFormat.byteCount(data.count))")
     }
 
     func didFail(with error: any Error) async {

@@ -3,13 +3,14 @@ import Foundation
 
 /// A manual run's result as one JSON object, for scripts:
 ///
-/// `{"request": {"method", "url", "headers"}, "response": {"status", "reason", "headers", "size",
+/// `{"transport", "request": {"method", "url", "headers"}, "response": {"status", "reason", "headers", "size",
 /// "body" | "bodyText" | "bodyBase64"} | null, "durationMs", "attempt", "error": {"kind", "message"} | null, "exitCode"}`
 enum JSONReport {
     static func text(_ report: RunReport, redaction: Redaction, exitCode: ExitCode) -> String {
         var object: [String: Any] = [
             "request": ["method": report.method, "url": report.url ?? NSNull(), "headers": report.requestHeaders] as [String: Any],
-            "durationMs": (report.duration.seconds * 1_000_000).rounded() / 1000,
+            "transport": report.transport,
+            "durationMs": (report.duration / .microseconds(1)).rounded() / 1000,
             "exitCode": Int(exitCode.rawValue),
             "response": NSNull(),
             "error": NSNull(),

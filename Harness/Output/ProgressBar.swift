@@ -67,16 +67,16 @@ final class ProgressBar: @unchecked Sendable {
             && progress.totalBytesToSend.map { progress.bytesSent < $0 } ?? false
         let done = uploading ? progress.bytesSent : progress.bytesReceived
         let total = uploading ? progress.totalBytesToSend : progress.totalBytesToReceive
-        let seconds = max(elapsed.seconds, 0.001)
-        let rate = ByteSize.text(Int64(Double(done) / seconds)) + "/s"
+        let seconds = max(elapsed / .seconds(1), 0.001)
+        let rate = DisplayFormat.byteCount(Int64(Double(done) / seconds)) + "/s"
         var line = uploading ? "↑ " : "↓ "
         if let total, total > 0 {
             let fraction = min(1, Double(done) / Double(total))
             let filled = Int(fraction * 20)
             line += "[" + String(repeating: "█", count: filled) + String(repeating: "░", count: 20 - filled) + "] "
-            line += String(format: "%3d%%", Int(fraction * 100)) + "  \(ByteSize.text(done)) / \(ByteSize.text(total))"
+            line += String(format: "%3d%%", Int(fraction * 100)) + "  \(DisplayFormat.byteCount(done)) / \(DisplayFormat.byteCount(total))"
         } else {
-            line += ByteSize.text(done)
+            line += DisplayFormat.byteCount(done)
         }
         return console.styledError(line + "  " + rate, .cyan)
     }

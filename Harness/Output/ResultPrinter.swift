@@ -32,6 +32,7 @@ struct ResultPrinter {
 
     private func printForPeople(_ report: RunReport) {
         if options.verbose, let url = report.url {
+            console.out(console.styled("* transport: \(report.transport)", .dim))
             console.out(console.styled("> \(report.method) \(url)", .cyan))
             for (name, value) in report.requestHeaders.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
                 console.out(console.styled("> ", .cyan) + "\(name): \(value)")
@@ -50,7 +51,7 @@ struct ResultPrinter {
             }
             console.out()
             if let body = bodyText(response.data) { console.out(body) }
-            console.err(console.styledError("\(status) · \(report.duration.text) · \(ByteSize.text(response.data.count))"
+            console.err(console.styledError("\(status) · \(DisplayFormat.duration(report.duration)) · \(DisplayFormat.byteCount(response.data.count))"
                                             + (response.attemptNumber > 1 ? " · attempt \(response.attemptNumber)" : "")
                                             + " · \(report.method) \(report.url ?? "")", .dim))
         }
@@ -58,11 +59,11 @@ struct ResultPrinter {
     }
 
     private func bodyText(_ data: Data) -> String? {
-        if let file = options.outputFile { return "(\(ByteSize.text(data.count)) saved to \(file.path(percentEncoded: false)))" }
+        if let file = options.outputFile { return "(\(DisplayFormat.byteCount(data.count)) saved to \(file.path(percentEncoded: false)))" }
         if data.isEmpty { return nil }
-        if let json = BodyText.prettyJSON(data) { return JSONHighlighter.highlight(json, console: console) }
+        if let json = DisplayFormat.prettyJSON(data) { return JSONHighlighter.highlight(json, console: console) }
         if let text = BodyText.text(data) { return text.hasSuffix("\n") ? String(text.dropLast()) : text }
-        return console.styled("(\(ByteSize.text(data.count)) of binary data: save it with --output FILE, or print it with --body-only)", .dim)
+        return console.styled("(\(DisplayFormat.byteCount(data.count)) of binary data: save it with --output FILE, or print it with --body-only)", .dim)
     }
 
     private func printFailure(_ report: RunReport) {

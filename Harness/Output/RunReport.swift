@@ -7,6 +7,8 @@ import FoundationNetworking
 /// The outcome of one manual run, masked for display, ready to print for people or as JSON.
 struct RunReport: Sendable {
     let method: String
+    /// What carried the request: `curl`, `urlsession` or `embedded (no network)`.
+    let transport: String
     /// The URL as sent, credentials masked; `nil` when the run failed before a request was built.
     let url: String?
     let requestHeaders: [String: String]
@@ -15,10 +17,11 @@ struct RunReport: Sendable {
     let duration: Duration
     let exitCode: ExitCode
 
-    init(method: HTTPMethod, sent: URLRequest?, response: ServerResponse<Data>?, error: (any Error)?,
+    init(method: HTTPMethod, transport: String, sent: URLRequest?, response: ServerResponse<Data>?, error: (any Error)?,
          duration: Duration, redaction: Redaction) {
         let request = response?.request ?? sent
         self.method = request?.httpMethod ?? method.rawValue
+        self.transport = transport
         self.url = request?.url.map(redaction.maskedURL)
         self.requestHeaders = redaction.maskedHeaders(request?.allHTTPHeaderFields ?? [:])
         self.response = response

@@ -14,8 +14,8 @@ struct RecordPrinter {
                         + console.styled(LocalTime.text(record.startedAt), .dim) + "  "
                         + padded(record.method, 7)
                         + outcomeText(record, width: 10)
-                        + padded(Duration.milliseconds(Int64(record.duration * 1000)).text, 10)
-                        + padded(ByteSize.text(record.responseBodySize), 10)
+                        + padded(DisplayFormat.duration(.milliseconds(Int64(record.duration * 1000))), 10)
+                        + padded(DisplayFormat.byteCount(record.responseBodySize), 10)
                         + (record.url ?? "(no request built)"))
         }
     }
@@ -24,7 +24,7 @@ struct RecordPrinter {
     func show(_ record: RecordedTask, number: Int) {
         console.out(console.styled("Record \(number)", .bold) + console.styled("  \(record.id)", .dim))
         field("Task", "\(record.taskName) on \(record.serverName)")
-        field("Started", "\(LocalTime.text(record.startedAt)) · \(Duration.milliseconds(Int64(record.duration * 1000)).text) · attempt \(record.attempt)")
+        field("Started", "\(LocalTime.text(record.startedAt)) · \(DisplayFormat.duration(.milliseconds(Int64(record.duration * 1000)))) · attempt \(record.attempt)")
         let status = record.statusCode.map { " · HTTP \($0)" } ?? ""
         field("Outcome", record.outcome.rawValue + status + (record.error.map { " · \($0)" } ?? ""))
         console.out()
@@ -72,16 +72,16 @@ struct RecordPrinter {
     private func body(_ body: RecordedBody?, size: Int) {
         guard size > 0 else { return }
         guard let body else {
-            console.out(console.styled("  (\(ByteSize.text(size)) body, not recorded)", .dim))
+            console.out(console.styled("  (\(DisplayFormat.byteCount(size)) body, not recorded)", .dim))
             return
         }
         console.out()
         if let text = body.text {
-            let shown = BodyText.prettyJSON(Data(text.utf8)).map { JSONHighlighter.highlight($0, console: console) } ?? text
+            let shown = DisplayFormat.prettyJSON(Data(text.utf8)).map { JSONHighlighter.highlight($0, console: console) } ?? text
             console.out(shown.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { "  " + $0 }.joined(separator: "\n"))
         } else {
-            console.out(console.styled("  (\(ByteSize.text(size)) of binary data, kept as base64: see --json)", .dim))
+            console.out(console.styled("  (\(DisplayFormat.byteCount(size)) of binary data, kept as base64: see --json)", .dim))
         }
-        if body.truncated { console.out(console.styled("  … (cut at the recorder's body limit; \(ByteSize.text(size)) in all)", .dim)) }
+        if body.truncated { console.out(console.styled("  … (cut at the recorder's body limit; \(DisplayFormat.byteCount(size)) in all)", .dim)) }
     }
 }

@@ -32,7 +32,7 @@ struct Replay: Sendable {
         }
         if record.requestBodySize > 0 || record.requestBody != nil {
             guard let recorded = record.requestBody, let data = recorded.data else {
-                throw refuse("its \(ByteSize.text(record.requestBodySize)) body was not recorded (the recorder keeps no bodies, or it was streamed from a file)")
+                throw refuse("its \(DisplayFormat.byteCount(record.requestBodySize)) body was not recorded (the recorder keeps no bodies, or it was streamed from a file)")
             }
             guard !recorded.truncated else { throw refuse("its body was cut at the recorder's body limit") }
             guard !(recorded.text ?? "").contains(Redaction.mask) else {

@@ -26,7 +26,9 @@ enum ReplayCommand {
         let output: OutputOptions
         let echo: TaskEchoStyle
         let timeout: Duration?
+        let transport: BuiltInTransport
         do throws(UsageError) {
+            transport = try HarnessTransport.resolve(arguments.value("transport"), command: "replay")
             overrides = try RequestOptions.headers(arguments.all("header"), command: "replay")
             output = try OutputOptions(arguments, command: "replay")
             echo = try EchoChoice.style(arguments.value("echo"), command: "replay")
@@ -51,7 +53,7 @@ enum ReplayCommand {
             return console.report(error)
         }
         if !output.json { console.err(console.styledError("Replaying record \(replay.number): \(replay.record.method) \(replay.record.url ?? "")", .dim)) }
-        return await RequestRunner.run(target: target, method: replay.method, output: output, settings: settings) { server in
+        return await RequestRunner.run(target: target, transport: transport, method: replay.method, output: output, settings: settings) { server in
             let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [:],
                                         headers: replay.headers, echoStyle: echo, timeout: timeout)
             return RawManualTask(request: request, body: replay.body)

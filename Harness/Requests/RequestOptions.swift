@@ -19,6 +19,7 @@ struct RequestOptions: Sendable {
     /// The options describing a request, shared by the method commands and `replay`.
     static let requestOptions: [OptionSpec] = [
         RemoteTarget.option,
+        HarnessTransport.option,
         OptionSpec(["-H", "--header"], value: "'NAME: VALUE'", help: "add a request header (repeatable)"),
         OptionSpec(["--timeout"], value: "SECONDS", help: "fail an attempt that waits longer than this for data (default 60)"),
         OptionSpec(["--echo"], value: "STYLES", help: "also print Convey's echo to stderr: " + EchoChoice.names + " (comma-separated)"),
@@ -37,6 +38,7 @@ struct RequestOptions: Sendable {
     ]
 
     let target: RemoteTarget
+    let transport: BuiltInTransport
     let path: String
     let query: [String: String]
     let headers: Headers
@@ -67,6 +69,7 @@ struct RequestOptions: Sendable {
             target = try RemoteTarget.resolve(arguments.value("remote"), environment: environment, command: command)
             path = given
         }
+        transport = try HarnessTransport.resolve(arguments.value("transport"), command: command)
         query = try Self.pairs(arguments.all("query"), option: "-q", command: command)
         headers = try Self.headers(arguments.all("header"), command: command)
         body = try Self.body(arguments, command: command)

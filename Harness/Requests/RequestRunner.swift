@@ -4,14 +4,14 @@ import Foundation
 /// Sends one manual task and prints its result: shared by the method commands and `replay`.
 @ConveyActor
 enum RequestRunner {
-    /// Builds a server for `target`, makes the task with `makeTask`, sends it, prints the result.
-    static func run(target: RemoteTarget, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
+    /// Builds a server for `target` on `transport`, makes the task with `makeTask`, sends it, prints the result.
+    static func run(target: RemoteTarget, transport: BuiltInTransport, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
         configuration.recorder = settings.recorderForRequests()
         let server = ConveyServer(remote: target.remote, configuration: configuration)
-        server.transport = HarnessTransport.make(for: target, configuration: configuration, progress: output.progressBar(console: console))
+        HarnessTransport.install(on: server, target: target, builtIn: transport, progress: output.progressBar(console: console))
         let task: any ManualTask
         do {
             task = try makeTask(server)
@@ -30,7 +30,8 @@ enum RequestRunner {
         let elapsed = started.duration(to: .now)
         await configuration.recorder?.flush()
         if let problem = configuration.recorder?.lastWriteFailure { console.err(console.styledError("Not recorded: \(problem)", .yellow)) }
-        let report = RunReport(method: method, sent: task.request.sent.request, response: response, error: failure,
+        let report = RunReport(method: method, transport: HarnessTransport.name(for: target, builtIn: transport),
+                               sent: task.request.sent.request, response: response, error: failure,
                                duration: elapsed, redaction: configuration.redaction)
         return ResultPrinter(console: console, options: output, redaction: configuration.redaction).present(report)
     }

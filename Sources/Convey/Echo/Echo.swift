@@ -68,9 +68,9 @@ struct EchoFormatter {
     private func summary(_ record: AttemptRecord, url: String) -> String {
         var line = "[Convey] \(record.method) \(url)"
         if let status = record.statusCode { line += " → \(status) \(HTTPStatus.reasonPhrase(for: status))" }
-        line += " · " + Self.format(record.duration)
+        line += " · " + DisplayFormat.duration(record.duration)
         if record.statusCode != nil {
-            line += " · ↑\(Self.format(bytes: record.requestBody?.count ?? 0)) ↓\(Self.format(bytes: record.responseBody?.count ?? 0))"
+            line += " · ↑\(DisplayFormat.byteCount(record.requestBody?.count ?? 0)) ↓\(DisplayFormat.byteCount(record.responseBody?.count ?? 0))"
         }
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
@@ -102,7 +102,7 @@ struct EchoFormatter {
         } else if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
             rendered = type.contains("x-www-form-urlencoded") ? redaction.maskedPairs(text) : text
         } else {
-            return "<\(Self.format(bytes: body.count)) of binary data>"
+            return "<\(DisplayFormat.byteCount(body.count)) of binary data>"
         }
         let limit = style.bodyLimit
         guard rendered.count > limit else { return rendered }
@@ -112,10 +112,8 @@ struct EchoFormatter {
     private func prettyJSON(_ body: Data, contentTypeHint type: String) -> String? {
         let first = body.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard type.contains("json") || first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
-        guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-              let data = try? JSONSerialization.data(withJSONObject: redacted(object), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
-        else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else { return nil }
+        return DisplayFormat.prettyJSON(object: redacted(object))
     }
 
     private func redacted(_ object: Any) -> Any {
@@ -143,7 +141,7 @@ struct EchoFormatter {
         case .transport(let failure):
             return "Transport error \(failure.code): \(failure.reason)"
         case .timedOut(let failure):
-            return "Timed out (\(failure.kind.rawValue) limit \(format(failure.limit)))"
+            return "Timed out (\(failure.kind.rawValue) limit \(DisplayFormat.duration(failure.limit)))"
         case .decodingFailed(let failure):
             let place = failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"
             return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
@@ -154,16 +152,4 @@ struct EchoFormatter {
         }
     }
 
-    static func format(_ duration: Duration) -> String {
-        let seconds = duration.timeInterval
-        return seconds < 1 ? String(format: "%.1f ms", seconds * 1000) : String(format: "%.2f s", seconds)
-    }
-
-    static func format(bytes: Int) -> String {
-        switch bytes {
-        case ..<1000: "\(bytes) B"
-        case ..<1_000_000: String(format: "%.1f KB", Double(bytes) / 1000)
-        default: String(format: "%.1f MB", Double(bytes) / 1_000_000)
-        }
-    }
 }

@@ -98,7 +98,7 @@ public struct TimeoutFailure: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        "Timed out (\(kind.rawValue) limit \(EchoFormatter.format(limit))) for \(url?.absoluteString ?? "?")"
+        "Timed out (\(kind.rawValue) limit \(DisplayFormat.duration(limit))) for \(url?.absoluteString ?? "?")"
     }
 }
 

@@ -70,10 +70,7 @@ struct RecordFolder: Sendable {
     /// Writes a record atomically: a temporary file, then a rename.
     func write(_ record: RecordedTask) throws {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        let data = try encoder.encode(record)
+        let data = try RecordedTask.makeJSONEncoder().encode(record)
         let temporary = url.appending(path: Self.temporaryPrefix + record.id + Self.suffix)
         try data.write(to: temporary, options: .withoutOverwriting)
         do {
@@ -96,9 +93,7 @@ struct RecordFolder: Sendable {
     /// The record with this ID, or `nil` when it is missing, unreadable or of an unknown format.
     func read(id: String) -> RecordedTask? {
         guard Self.isRecordID(id), let data = try? Data(contentsOf: fileURL(forID: id)) else { return nil }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        guard var record = try? decoder.decode(RecordedTask.self, from: data),
+        guard var record = try? RecordedTask.makeJSONDecoder().decode(RecordedTask.self, from: data),
               record.formatVersion == RecordedTask.currentFormatVersion else { return nil }
         record.id = id
         return record

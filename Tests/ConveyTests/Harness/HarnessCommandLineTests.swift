@@ -48,6 +48,7 @@ struct HarnessCommandLineTests {
         (["get", "/get", "--remote", "ftp://x"], "--remote: 'ftp://x' is not an absolute http(s) URL"),
         (["get", "/get", "--color", "purple"], "--color: 'purple' is not one of auto, always, never"),
         (["get", "/get", "--echo", "loud"], "--echo: 'loud' is not one of"),
+        (["get", "/get", "--transport", "pigeon"], "--transport: 'pigeon' is not one of curl, urlsession"),
         (["get", "/get", "--json-body", "{}"], "unknown option '--json-body'"),
         (["post", "/post", "--json-body", "{nope"], "--json-body: not valid JSON"),
         (["post", "/post", "--json-body", "{}", "--form", "a=b"], "choose one body"),

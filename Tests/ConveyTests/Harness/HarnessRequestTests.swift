@@ -16,15 +16,28 @@ struct HarnessRequestTests {
         #expect(run.stdout.contains(#""q" : "a b&c""#))
         #expect(run.stdout.contains(#""Accept" : "application/json""#))
         #expect(!run.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
-        #expect(run.stderr.contains("200 OK · "))
-        #expect(run.stderr.contains(" ms · "))
+        // The summary's shape, not its magnitudes: `200 OK · 1.2 ms · 312 B · GET http://…`.
+        let summary = try #require(run.stderr.split(separator: "\n").first { $0.hasPrefix("200 OK · ") })
+        #expect(summary.wholeMatch(of: /200 OK · \d+\.\d{1,2} m?s · \d+(\.\d)? K?B · GET http:\/\/embedded\.invalid\/get\?.*/) != nil,
+                "\(summary)")
+    }
+
+    @Test func verboseOutputNamesTheTransport() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/get", "--verbose"], records: records.url)
+
+        #expect(run.status == 0)
+        #expect(run.stdout.hasPrefix("* transport: embedded (no network)\n> GET http://embedded.invalid/get\n"))
     }
 
     @Test func jsonOutputIsOneParseableObject() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
+        let started = ContinuousClock.now
         let run = try await HarnessProcess.run(["get", "/anything/x", "--json", "-q", "page=2", "-H", "Authorization: Bearer s3cret"],
                                                records: records.url)
+        let processMilliseconds = started.duration(to: .now) / .milliseconds(1)
 
         #expect(run.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -38,7 +51,10 @@ struct HarnessRequestTests {
         #expect((body["args"] as? [String: String]) == ["page": "2"])
         #expect(object["exitCode"] as? Int == 0)
         #expect(object["error"] is NSNull)
-        #expect((object["durationMs"] as? Double ?? -1) >= 0)
+        #expect(object["transport"] as? String == "embedded (no network)")
+        // The exchange took some time, and no more than the whole process did.
+        let durationMs = try #require(object["durationMs"] as? Double)
+        #expect(durationMs > 0 && durationMs <= processMilliseconds, "\(durationMs) ms of \(processMilliseconds) ms")
     }
 
     @Test(arguments: [

@@ -21,6 +21,45 @@ struct HarnessWireTests {
         #expect((body["headers"] as? [String: String])?["X-Trace"] == "7")
     }
 
+    /// The echoed request headers and the `--verbose` transport line of `get /headers`.
+    private func headersRun(_ extra: [String], environment: [String: String]) async throws -> (transportLine: String?, headers: [String: String]) {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let httpbin = try TestServers.httpbin().urlString(forPath: "")
+        let run = try await HarnessProcess.run(["get", "/headers", "--remote", httpbin, "--verbose"] + extra,
+                                               records: records.url, environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        let transportLine = run.stdout.split(separator: "\n").first { $0.hasPrefix("* transport: ") }.map(String.init)
+        let json = try #require(run.stdout.range(of: "\n{")).lowerBound
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout[json...].utf8)) as? [String: Any])
+        return (transportLine, try #require(object["headers"] as? [String: String]))
+    }
+
+    @Test func realServersGetThePlatformsDefaultTransport() async throws {
+        let run = try await headersRun([], environment: ["CONVEY_TRANSPORT": ""])
+        #if os(Linux)
+        #expect(run.transportLine == "* transport: curl")
+        // URLSession on Linux adds `Accept-Language: en`; the curl transport sends no such header.
+        #expect(run.headers["Accept-Language"] == nil)
+        #else
+        #expect(run.transportLine == "* transport: urlsession")
+        #endif
+        #expect(run.headers["User-Agent"]?.contains("Convey/") == true)
+    }
+
+    @Test func theEnvironmentAndTheOptionChooseTheTransport() async throws {
+        let fromEnvironment = try await headersRun([], environment: ["CONVEY_TRANSPORT": "urlSession"])
+        #expect(fromEnvironment.transportLine == "* transport: urlsession")
+        let fromOption = try await headersRun(["--transport", "urlsession"], environment: ["CONVEY_TRANSPORT": "curl"])
+        #expect(fromOption.transportLine == "* transport: urlsession")
+        #if os(Linux)
+        #expect(fromOption.headers["Accept-Language"] == "en")
+        let curl = try await headersRun(["--transport", "curl"], environment: ["CONVEY_TRANSPORT": "urlSession"])
+        #expect(curl.transportLine == "* transport: curl")
+        #expect(curl.headers["Accept-Language"] == nil)
+        #endif
+    }
+
     @Test func fullURLsChooseTheServerAndStatusesMapToExitCodes() async throws {
         let records = RecordsFolder()
         defer { records.remove() }

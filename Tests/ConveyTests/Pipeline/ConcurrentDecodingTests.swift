@@ -2,26 +2,18 @@ import Foundation
 import Testing
 @testable import Convey
 
-/// A payload whose decoding asks `ConveyActor` to run a job and waits for it. If decoding ran on
-/// the actor, the job could not run until decoding ended and the wait would time out; off the
-/// actor, the job runs at once on another thread.
+/// A payload whose decoding asks `ConveyActor` to run a job and blocks until it has. If decoding
+/// ran on the actor, the job could not run until decoding ended, and the wait would run out (after
+/// a minute: long enough for any busy machine); off the actor, the job runs at once on another
+/// thread. The wait blocks on a semaphore rather than spinning, so it costs no CPU.
 private struct ActorProbe: Decodable, Sendable {
     let actorWasFree: Bool
 
     init(from decoder: any Decoder) throws {
-        let ran = Flag()
-        Task { @ConveyActor in ran.set() }
-        let deadline = Date().addingTimeInterval(2)
-        while !ran.isSet, Date() < deadline { usleep(200) }
-        actorWasFree = ran.isSet
+        let ran = DispatchSemaphore(value: 0)
+        Task { @ConveyActor in ran.signal() }
+        actorWasFree = ran.wait(timeout: .now() + 60) == .success
     }
-}
-
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }
 
 private struct ProbeTask: DownloadingTask {
