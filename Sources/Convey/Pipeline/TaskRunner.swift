@@ -61,7 +61,7 @@ struct TaskRunner<T: DownloadingTask> {
                    let interval = task.retryInterval(afterError: failure, count: attemptNumber),
                    session.hasTime(forWaiting: interval) {
                     do {
-                        try await session.sleep(for: interval.isFinite ? max(0, interval) : 0)
+                        try await session.sleep(for: interval.isFinite ? max(0, interval) : 0, using: server.configuration.retryWaiter)
                         attemptNumber += 1
                         continue
                     } catch {

@@ -65,6 +65,8 @@ public struct ServerConfiguration: Sendable {
     /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
     /// See Docs/transports.md.
     public var builtInTransport: BuiltInTransport = .platformDefault
+    /// How runs wait between attempts: `Task.sleep`, or in tests a waiter that only records.
+    var retryWaiter: any RetryWaiting = SleepingRetryWaiter()
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

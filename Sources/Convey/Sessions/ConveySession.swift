@@ -94,9 +94,9 @@ public final class ConveySession {
         if isCancelled || Task.isCancelled { throw ConveyError.cancelled }
     }
 
-    /// Waits before a retry; cancelling the run, or its caller, ends the wait at once.
-    func sleep(for seconds: TimeInterval) async throws {
-        let timer = Task { try await Task.sleep(for: .seconds(seconds)) }
+    /// Waits before a retry with `waiter`; cancelling the run, or its caller, ends the wait at once.
+    func sleep(for seconds: TimeInterval, using waiter: any RetryWaiting) async throws {
+        let timer = Task { try await waiter.wait(.seconds(seconds)) }
         cancellation.register { timer.cancel() }
         defer { cancellation.unregister() }
         try await withTaskCancellationHandler {

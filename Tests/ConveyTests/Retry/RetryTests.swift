@@ -91,11 +91,24 @@ struct RetryTests {
     }
 
     @Test func retryAfterOn429SetsTheWait() async throws {
-        let script = ScriptedTransport([.status(429, headers: ["Retry-After": "1"]), .status(200)])
-        let clock = ContinuousClock.now
-        let response = try await RetryingTask(server: server(script), log: log).download()
+        let script = ScriptedTransport([.status(429, headers: ["Retry-After": "7"]), .status(200)])
+        let waits = RecordingRetryWaiter()
+        let server = try server(script)
+        server.configuration.retryWaiter = waits
+        let response = try await RetryingTask(server: server, log: log).download()
         #expect(response.attemptNumber == 2)
-        #expect(clock.duration(to: .now) >= .milliseconds(900))
+        #expect(waits.milliseconds == [7000])
+    }
+
+    @Test func waitsFollowThePolicysBackoff() async throws {
+        let script = ScriptedTransport([.status(503), .status(503), .status(503), .status(200)])
+        let waits = RecordingRetryWaiter()
+        let server = try server(script)
+        server.configuration.retryWaiter = waits
+        var task = RetryingTask(server: server, log: log)
+        task.retryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(200), maxDelay: .milliseconds(500), jitter: 0)
+        #expect(try await task.download().attemptNumber == 4)
+        #expect(waits.milliseconds == [200, 400, 500])
     }
 
     @Test func cancellingDuringTheWaitEndsTheTaskAsCancelled() async throws {

@@ -36,3 +36,18 @@ final class ScriptedTransport: @unchecked Sendable {
         }
     }
 }
+
+/// A retry waiter that records each wait and returns at once: the waits a rule asked for,
+/// without sleeping through them.
+final class RecordingRetryWaiter: RetryWaiting, @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Duration] = []
+
+    func wait(_ duration: Duration) async throws {
+        lock.withLock { recorded.append(duration) }
+        try Task.checkCancellation()
+    }
+
+    /// The waits, in whole milliseconds (they arrive as seconds in a `Double`).
+    var milliseconds: [Int] { lock.withLock { recorded.map { Int(($0 / .milliseconds(1)).rounded()) } } }
+}
