@@ -1,4 +1,5 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
+// 6.2: the code uses `@concurrent` (SE-0461), which Swift 6.2 introduced.
 import PackageDescription
 
 let package = Package(
@@ -19,10 +20,13 @@ let package = Package(
             .linkedLibrary(":libz.so.1", .when(platforms: [.linux])),
             .linkedLibrary("z", .when(platforms: [.macOS, .macCatalyst, .iOS, .tvOS, .watchOS, .visionOS])),
         ]),
-        // libcurl, for CurlTransport on Linux: a system library found through pkg-config.
-        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"]), .yum(["libcurl-devel"])]),
-        .target(name: "CConveyCurlShim", dependencies: ["CCurl"], path: "Sources/CConveyCurlShim"),
+        // libcurl, for CurlTransport on Linux. Its entry points are declared in Sources/CCurl and the
+        // runtime library is linked by its soname, which FoundationNetworking itself links, so
+        // building needs no libcurl development headers (libcurl4-openssl-dev) and no pkg-config.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        .target(name: "CConveyCurlShim", dependencies: ["CCurl"], path: "Sources/CConveyCurlShim", linkerSettings: [
+            .linkedLibrary(":libcurl.so.4", .when(platforms: [.linux])),
+        ]),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness", exclude: ["Benchmarks"]),
         // Benchmarks: release builds run by scripts/bench-*, beside the harness they share a folder with.
         .executableTarget(name: "ConveyBench", dependencies: ["Convey"], path: "Harness/Benchmarks/ConveyBench"),

@@ -3,7 +3,8 @@
 #ifndef CONVEY_CURL_SHIM_H
 #define CONVEY_CURL_SHIM_H
 
-#include <curl/curl.h>
+// libcurl as Convey declares it (no development headers needed); the shim target links libcurl.so.4.
+#include "../../CCurl/CCurl.h"
 
 /// The signature curl uses for its write, header and read callbacks.
 typedef size_t (*convey_curl_data_callback)(char *buffer, size_t size, size_t count, void *context);

@@ -17,7 +17,8 @@ import FoundationNetworking
 /// TLS when the server offers it. A 401 comes back at once (no credential is ever answered).
 /// Cancelling the calling task removes the transfer at once.
 ///
-/// Needs libcurl's headers to build (Debian and Ubuntu: `libcurl4-openssl-dev`).
+/// Builds with no libcurl development headers: Convey declares the libcurl functions it calls and
+/// links `libcurl.so.4`, the runtime library FoundationNetworking uses too.
 public final class CurlTransport: ConveyTransport {
     /// Settings for a curl transport.
     public struct Configuration: Sendable {
