@@ -1,7 +1,7 @@
 import Foundation
 
+Interrupts.install()
 let command = Task { await Harness.run(Array(CommandLine.arguments.dropFirst())) }
-let interrupts = Interrupts.cancelling(command)
+Interrupts.cancel(command)
 let exitCode = await command.value
-interrupts.cancel()
 exit(exitCode.rawValue)
