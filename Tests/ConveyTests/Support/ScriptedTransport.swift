@@ -51,3 +51,31 @@ final class RecordingRetryWaiter: RetryWaiting, @unchecked Sendable {
     /// The waits, in whole milliseconds (they arrive as seconds in a `Double`).
     var milliseconds: [Int] { lock.withLock { recorded.map { Int(($0 / .milliseconds(1)).rounded()) } } }
 }
+
+/// A retry waiter whose waits end only by cancellation: a test knows when a run is waiting, and
+/// that nothing but cancelling it ends the wait.
+final class HeldRetryWaiter: RetryWaiting, @unchecked Sendable {
+    private let lock = NSLock()
+    private var durations: [Duration] = []
+    private let started: AsyncStream<Void>
+    private let startedContinuation: AsyncStream<Void>.Continuation
+
+    init() { (started, startedContinuation) = AsyncStream.makeStream(of: Void.self) }
+
+    func wait(_ duration: Duration) async throws {
+        lock.withLock { durations.append(duration) }
+        startedContinuation.yield()
+        // Suspends without a timer until the waiting task is cancelled.
+        let never = AsyncStream<Void> { _ in }
+        for await _ in never {}
+        try Task.checkCancellation()
+    }
+
+    /// Returns once a run is waiting.
+    func waitingStarted() async {
+        for await _ in started { return }
+    }
+
+    /// The waits asked for.
+    var requested: [Duration] { lock.withLock { durations } }
+}
