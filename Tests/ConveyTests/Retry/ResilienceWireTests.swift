@@ -22,6 +22,9 @@ private struct WireTask: ServerTask {
 @Suite("Resilience on the wire", .wire)
 @ConveyActor
 struct ResilienceWireTests {
+    // Where the outcome alone proves the rule, only the outcome is asserted: a busy machine
+    // stretches every duration. Where the rule is that a transfer stops early, the bound stays
+    // well short of the 30 s transfer.
     @Test func serverDrippingBytesIsEndedByTheTotalTimeout() async throws {
         let clock = ContinuousClock.now
         let task = WireTask(server: try httpbinServer(), path: "drip?duration=30&numbytes=30&delay=0",
@@ -33,12 +36,10 @@ struct ResilienceWireTests {
     }
 
     @Test func serverThatNeverAnswersIsEndedByTheAttemptTimeout() async throws {
-        let clock = ContinuousClock.now
         let task = WireTask(server: try httpbinServer(), path: "delay/10", configuration: .init(timeout: .milliseconds(400)))
         let error = await #expect(throws: ConveyError.self) { try await task.download() }
         guard case .timedOut(let failure) = error else { Issue.record("expected a timeout"); return }
-        #expect(failure.kind == .attempt)
-        #expect(clock.duration(to: .now) < .seconds(8), "the server answers after 10 s")
+        #expect(failure.kind == .attempt, "the server answers after 10 s")
     }
 
     @Test func retriesReachTheRealServerEachTime() async throws {
@@ -53,14 +54,13 @@ struct ResilienceWireTests {
     @Test func cancelByTagStopsTaggedTransfersAndLeavesOthersToFinish() async throws {
         let server = try httpbinServer()
         let tag = "wire-\(UUID())"
-        let tagged = Task { try await WireTask(server: server, path: "delay/10", sessionTag: tag).download() }
+        let tagged = Task { try await WireTask(server: server, path: "drip?duration=30&numbytes=30&delay=0", sessionTag: tag).download() }
         let untagged = Task { try await WireTask(server: server, path: "delay/1").download() }
         try await waitForSessions(count: 1) { $0.tag == tag }
-        try await Task.sleep(for: .milliseconds(100))
         let clock = ContinuousClock.now
         #expect(ConveySession.cancel(sessionWithTag: tag) == 1)
         #expect(await tagged.result.failure?.isCancellation == true)
-        #expect(clock.duration(to: .now) < .seconds(8), "the tagged request would take 10 s")
+        #expect(clock.duration(to: .now) < .seconds(20), "the tagged transfer lasts 30 s")
         #expect(try await untagged.value.statusCode == 200)
     }
 

@@ -12,14 +12,13 @@ private struct Get: ServerTask {
 struct URLSessionTransportTests {
     @Test func basicAuthChallengeWithoutCredentialsEndsAsUnauthorizedInsteadOfHanging() async throws {
         let server = try await httpbinServer()
-        let clock = ContinuousClock.now
+        // A hang would end in the 20 s timeout, not in this 401.
         let error = await #expect(throws: HTTPError.self) {
             try await Get(server: server, path: "basic-auth/user/pass", configuration: .init(timeout: .seconds(20))).download()
         }
         #expect(error?.statusCode == 401)
         #expect(error?.clientError == .unauthorized)
         #expect(error?.header("WWW-Authenticate")?.hasPrefix("Basic") == true)
-        #expect(clock.duration(to: .now) < .seconds(15), "a hang would run into the 20 s timeout")
     }
 
     @Test func idleTimeoutEndsAsTypedTimeout() async throws {
@@ -53,7 +52,6 @@ struct URLSessionTransportTests {
         }
         let elapsed = clock.duration(to: .now)
         #expect(elapsed >= .milliseconds(1400), "URLSession on Linux alone would fire after 1 s")
-        #expect(elapsed < .seconds(9), "the server answers after 10 s")
     }
 
     @Test func responsesAreNeverServedFromURLCache() async throws {
