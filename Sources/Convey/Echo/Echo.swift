@@ -141,7 +141,7 @@ struct EchoFormatter {
         case .invalidURL(_, let reason):
             return "Invalid URL: \(reason)"
         case .transport(let failure):
-            return "Transport error \(failure.code): \(failure.reason)"
+            return "\(failure.kind.logPhrase): \(failure.reason) (code \(failure.code))"
         case .timedOut(let failure):
             return "Timed out (\(failure.kind.rawValue) limit \(format(failure.limit)))"
         case .decodingFailed(let failure):
@@ -149,7 +149,7 @@ struct EchoFormatter {
             return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
         case .cache(let failure):
             return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
-        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed:
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .invalidHeaderField:
             return convey.logDetail
         }
     }

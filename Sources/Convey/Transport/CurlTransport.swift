@@ -69,6 +69,7 @@ public final class CurlTransport: ConveyTransport {
         var redirects = 0
         while true {
             guard let url = hopRequest.url else { throw URLError(.badURL) }
+            guard AllowedSchemes.allow(url) else { throw AllowedSchemes.unsupported(url) }
             // As URLSession reports it, whether the task was cancelled before or during a transfer.
             if Task.isCancelled { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
             let timeLeft = try deadline.map { deadline in
@@ -77,7 +78,7 @@ public final class CurlTransport: ConveyTransport {
                 return left
             }
             let (response, body) = try await exchange(hopRequest, url: url, bodyFile: bodyFile, timeLeft: timeLeft, request: request)
-            guard let hop = CurlRedirect.nextHop(after: response, request: hopRequest, url: url) else {
+            guard let hop = try CurlRedirect.nextHop(after: response, request: hopRequest, url: url) else {
                 return TransportResponse(response: response, data: body)
             }
             redirects += 1

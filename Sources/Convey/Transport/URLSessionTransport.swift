@@ -37,6 +37,7 @@ public final class URLSessionTransport: ConveyTransport {
 
     public func send(_ request: TransportRequest) async throws -> TransportResponse {
         var urlRequest = request.urlRequest
+        if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
         let timeout = request.timeout.clampedTimeout
         let watchdogNeeded = Self.needsWatchdog(timeout)
         urlRequest.timeoutInterval = watchdogNeeded ? timeout.timeInterval.rounded(.up) + 1 : timeout.timeInterval
@@ -113,6 +114,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var timedOut = false
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
+        /// A redirect to a scheme other than http and https, which ends the transfer with an error.
+        var refusedRedirect: ConveyError?
     }
 
     private let lock = NSLock()
@@ -178,6 +181,17 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         }
     }
 
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        guard let target = request.url, !AllowedSchemes.allow(target) else {
+            completionHandler(request)
+            return
+        }
+        let from = task.currentRequest?.url ?? response.url ?? target
+        update(task) { $0.refusedRedirect = AllowedSchemes.refusedRedirect(from: from, to: target) }
+        completionHandler(nil)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         #if canImport(Darwin)
@@ -197,6 +211,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         guard let transfer else { return }
         if transfer.timedOut {
             transfer.continuation.resume(throwing: URLError(.timedOut))
+        } else if let refused = transfer.refusedRedirect {
+            transfer.continuation.resume(throwing: refused)
         } else if let challenged = transfer.challengeResponse {
             transfer.continuation.resume(returning: TransportResponse(response: challenged, data: transfer.data))
         } else if let error {

@@ -12,17 +12,29 @@ import Musl
 /// the pipeline's error mapping treats both transports alike.
 enum CurlErrors {
     static func urlError(for code: CURLcode, osErrno: Int, message: String, url: URL, bodyReadFailed: Bool) -> URLError {
-        let reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-        return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed), userInfo: [
+        var reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        // curl's only buffer limit while reading a response is its head's (CURL_MAX_HTTP_HEADER).
+        if code == CURLE_OUT_OF_MEMORY { reason = "the response head is larger than libcurl accepts (\(reason))" }
+        return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed, message: message), userInfo: [
             NSLocalizedDescriptionKey: "\(reason) (curl error \(code.rawValue))",
             NSURLErrorFailingURLErrorKey: url,
-            
         ])
     }
 
-    static func code(for code: CURLcode, osErrno: Int, bodyReadFailed: Bool) -> URLError.Code {
+    /// The failure of a request that is not safe to repeat, whose re-send curl was stopped from
+    /// making (see `CurlTransfer.mayGoOut`).
+    static func notResent(method: String, url: URL) -> ConveyError {
+        .transport(TransportFailure(
+            kind: .notResent, code: URLError.networkConnectionLost.rawValue,
+            reason: "the reused connection closed before any response; a \(method) is not sent a second time", url: url))
+    }
+
+    /// The URLError code URLSession uses for the same failure. `message` is curl's error buffer:
+    /// an unsupported protocol after Convey's own scheme check is a server answering HTTP/0.9 or not HTTP at all.
+    static func code(for code: CURLcode, osErrno: Int, bodyReadFailed: Bool, message: String = "") -> URLError.Code {
         switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL: .unsupportedURL
+        case CURLE_UNSUPPORTED_PROTOCOL: message.contains("HTTP/0.9") ? .badServerResponse : .unsupportedURL
+        case CURLE_OUT_OF_MEMORY: .dataLengthExceedsMaximum
         case CURLE_URL_MALFORMAT: .badURL
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .cannotFindHost
         case CURLE_COULDNT_CONNECT: osErrno == Int(ETIMEDOUT) ? .timedOut : .cannotConnectToHost

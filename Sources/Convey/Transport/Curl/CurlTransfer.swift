@@ -22,6 +22,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let requestBody: CurlRequestBody?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
+    /// The request's method, and whether it may go out a second time on a fresh connection when
+    /// a reused one died before any response byte (RFC 9110 §9.2.2: idempotent methods only).
+    private let method: String
+    private let mayBeResent: Bool
 
     // Filled on the loop thread while the transfer runs.
     /// When bytes last moved, on the monotonic clock; the loop's idle timer reads it.
@@ -38,6 +42,10 @@ final class CurlTransfer: @unchecked Sendable {
     var result = CURLE_OK
     /// Set on the loop thread when a cancellation arrives before the start.
     var cancelRequested = false
+    /// How many times curl was about to send the request; above one, curl is re-sending it.
+    private var sendAttempts = 0
+    /// Set when a re-send of a request that must not be repeated was stopped.
+    private var resendRefused = false
     /// Resumed by the loop, exactly once, when the transfer is over.
     var continuation: CheckedContinuation<Void, Never>?
 
@@ -50,6 +58,8 @@ final class CurlTransfer: @unchecked Sendable {
         origin = CurlTransfer.origin(of: address)
         self.idleTimeout = idleTimeout.curlNanoseconds
         progressHandler = progress
+        method = request.httpMethod ?? "GET"
+        mayBeResent = HTTPMethod(rawValue: method).isIdempotent
         if let bodyFile {
             requestBody = try CurlRequestBody(file: bodyFile)
         } else if let data = request.httpBody {
@@ -81,6 +91,7 @@ final class CurlTransfer: @unchecked Sendable {
         easy.set(CURLOPT_WRITEDATA, pointer: context)
         easy.set(CURLOPT_HEADERDATA, pointer: context)
         easy.set(CURLOPT_READDATA, pointer: context)
+        easy.set(CURLOPT_PREREQDATA, pointer: context)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
         easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft?.curlMilliseconds ?? 0)
 
@@ -143,6 +154,7 @@ final class CurlTransfer: @unchecked Sendable {
         handOff.withLock {}
         if let failure { throw failure }
         guard result == CURLE_OK else {
+            if resendRefused { throw CurlErrors.notResent(method: method, url: url) }
             throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
                                       url: url, bodyReadFailed: requestBody?.readFailed ?? false)
         }
@@ -182,6 +194,15 @@ final class CurlTransfer: @unchecked Sendable {
         return bytes.count
     }
 
+    /// Whether the request may go out now: always the first time; again (curl retrying on a
+    /// fresh connection after a reused one died) only when its method is idempotent.
+    fileprivate func mayGoOut() -> Bool {
+        sendAttempts += 1
+        guard sendAttempts > 1, !mayBeResent else { return true }
+        resendRefused = true
+        return false
+    }
+
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         lastActivity = CurlClock.now
         guard let requestBody else { return 0 }
@@ -207,6 +228,12 @@ let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, conte
     guard let buffer, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+
+let curlPrerequestCallback: convey_curl_prereq_callback = { context, _, _, _, _ in
+    guard let context else { return CURL_PREREQFUNC_OK }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.mayGoOut() ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
 }
 
 let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
