@@ -18,6 +18,7 @@ enum DemoText {
         case .invalidHeaderField: "invalidHeaderField"
         case .decodingFailed: "decodingFailed"
         case .cache: "cache"
+        case .responseTooLarge: "responseTooLarge"
         }
         return "ConveyError." + name
     }

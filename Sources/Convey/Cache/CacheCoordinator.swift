@@ -42,7 +42,7 @@ struct CacheCoordinator {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD" else {
             let answer = try await network(request, send)
-            if HTTPCacheRules.isUnsafe(method), (200..<400).contains(answer.response.response.statusCode) {
+            if HTTPCacheRules.isUnsafe(method), (200..<400).contains(answer.response.head.statusCode) {
                 await cache.removeResponse(for: url)
             }
             return answer
@@ -53,7 +53,7 @@ struct CacheCoordinator {
         let requestControl = HTTPCacheRules.requestControl(request)
         let stored = strategy == .skipLocal ? nil : await matchingEntry(key: key, in: cache, for: request)
         if strategy == .localFirst, let stored, stored.isFresh(), Self.accepts(stored, requestControl) {
-            return CacheAnswer(request: request, response: try replay(stored, url: url), status: .hit)
+            return CacheAnswer(request: request, response: replay(stored, url: url), status: .hit)
         }
 
         var sending = request
@@ -67,38 +67,38 @@ struct CacheCoordinator {
             sent = try await send(sending)
         } catch {
             if strategy == .remoteFirst, !Self.isCancellation(error), let stored, stored.isUsableWithoutServer() {
-                return CacheAnswer(request: sending, response: try replay(stored, url: url), status: .fallback)
+                return CacheAnswer(request: sending, response: replay(stored, url: url), status: .fallback)
             }
             throw error
         }
         let receivedAt = Date()
-        let status = sent.response.statusCode
+        let status = sent.head.statusCode
 
         if strategy == .remoteFirst, Self.fallbackStatuses.contains(status), let stored, stored.isUsableWithoutServer() {
-            return CacheAnswer(request: sending, response: try replay(stored, url: url), status: .fallback)
+            return CacheAnswer(request: sending, response: replay(stored, url: url), status: .fallback)
         }
         if status == 304, let stored, stored.hasValidator {
-            guard HTTPCacheRules.notModified(sent.response, confirms: stored) else {
+            guard HTTPCacheRules.notModified(sent.head, confirms: stored) else {
                 // The 304 confirms another representation than ours: drop it and ask without conditions.
                 await cache.remove(key: key)
                 return try await respond(to: request, send: send)
             }
             let refreshed = stored.replacingHeaders(
-                HTTPCacheRules.merge(stored.headers, with: sent.response.headerFields), requestedAt: requestedAt, receivedAt: receivedAt,
-                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.response.value(forHTTPHeaderField: "Vary") ?? stored.header("Vary"), request: request))
+                HTTPCacheRules.merge(stored.headers, with: sent.head.fields.combined), requestedAt: requestedAt, receivedAt: receivedAt,
+                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.head.fields["Vary"] ?? stored.header("Vary"), request: request))
             if CacheControl(refreshed.header("Cache-Control")).noStore || requestControl.noStore {
                 await cache.remove(key: key)
             } else {
                 await cache.storeInBackground(refreshed)
             }
-            return CacheAnswer(request: sending, response: try replay(refreshed, url: url), status: .revalidated)
+            return CacheAnswer(request: sending, response: replay(refreshed, url: url), status: .revalidated)
         }
 
-        if HTTPCacheRules.reasonNotToStore(request: request, response: sent.response, requestControl: requestControl) == nil {
+        if HTTPCacheRules.reasonNotToStore(request: request, response: sent.head, requestControl: requestControl) == nil {
             await cache.storeInBackground(CachedResponse(
-                key: key, statusCode: status, headers: HTTPCacheRules.storedHeaders(of: sent.response),
+                key: key, statusCode: status, headers: HTTPCacheRules.storedHeaders(of: sent.head),
                 body: method == "HEAD" ? Data() : sent.data, requestedAt: requestedAt, receivedAt: receivedAt,
-                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.response.value(forHTTPHeaderField: "Vary"), request: request),
+                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.head.fields["Vary"], request: request),
                 authorizationFingerprint: HTTPCacheRules.authorizationFingerprint(of: request)))
         } else if status < 500 {
             // A newer answer that may not be kept makes the stored one obsolete; a server error does not.
@@ -125,7 +125,7 @@ struct CacheCoordinator {
         guard stored.isUsableWithoutServer() else {
             throw notCached("the stored response is stale and says it must be revalidated (no-cache or must-revalidate)")
         }
-        return CacheAnswer(request: request, response: try replay(stored, url: url), status: .hit)
+        return CacheAnswer(request: request, response: replay(stored, url: url), status: .hit)
     }
 
     /// Why a GET or HEAD request is neither read from nor written to the cache, or `nil` when it is.
@@ -150,8 +150,8 @@ struct CacheCoordinator {
         CacheAnswer(request: request, response: try await send(request), status: .network)
     }
 
-    private func replay(_ stored: CachedResponse, url: URL) throws -> TransportResponse {
-        try TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedHeaders(), body: stored.body)
+    private func replay(_ stored: CachedResponse, url: URL) -> TransportResponse {
+        TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedHeaders(), body: stored.body)
     }
 
     /// Whether the request's own directives let a fresh stored response answer without the server.

@@ -24,16 +24,16 @@ enum HTTPCacheRules {
     }
 
     /// Why a response to `request` may not be stored, or `nil` when it may (RFC 9111 §3).
-    static func reasonNotToStore(request: URLRequest, response: HTTPURLResponse, requestControl: CacheControl) -> String? {
-        let control = CacheControl(response.value(forHTTPHeaderField: "Cache-Control"))
+    static func reasonNotToStore(request: URLRequest, response: ResponseHead, requestControl: CacheControl) -> String? {
+        let control = CacheControl(response.fields["Cache-Control"])
         if requestControl.noStore || control.noStore { return "no-store" }
         let status = response.statusCode
         if status == 206 || status == 304 || !(200..<600).contains(status) { return "status \(status) is not storable" }
-        let explicitFreshness = control.maxAge != nil || response.value(forHTTPHeaderField: "Expires") != nil || control.explicitlyCacheable
+        let explicitFreshness = control.maxAge != nil || response.fields["Expires"] != nil || control.explicitlyCacheable
         if !heuristicallyCacheableStatuses.contains(status), !explicitFreshness { return "status \(status) without explicit freshness" }
-        if let vary = response.value(forHTTPHeaderField: "Vary"), vary.contains("*") { return "Vary: *" }
-        if let requested = request.url, let answered = response.url,
-           CacheKey.key(for: requested, method: .get) != CacheKey.key(for: answered, method: .get) {
+        if let vary = response.fields["Vary"], vary.contains("*") { return "Vary: *" }
+        if let requested = request.url,
+           CacheKey.key(for: requested, method: .get) != CacheKey.key(for: response.url, method: .get) {
             return "the response came through a redirect"
         }
         return nil
@@ -67,8 +67,8 @@ enum HTTPCacheRules {
     }
 
     /// The header fields of a response as they are stored: without connection-level fields.
-    static func storedHeaders(of response: HTTPURLResponse) -> [String: String] {
-        response.headerFields.filter { !connectionHeaders.contains($0.key.lowercased()) }
+    static func storedHeaders(of response: ResponseHead) -> [String: String] {
+        response.fields.combined.filter { !connectionHeaders.contains($0.key.lowercased()) }
     }
 
     /// The stored fields updated by a 304's fields, except those that describe the stored body.
@@ -84,8 +84,8 @@ enum HTTPCacheRules {
     }
 
     /// Whether a 304 confirms `entry`: when both carry an ETag, they must match (weak comparison).
-    static func notModified(_ response: HTTPURLResponse, confirms entry: CachedResponse) -> Bool {
-        guard let confirmed = response.value(forHTTPHeaderField: "ETag"), let stored = entry.eTag else { return true }
+    static func notModified(_ response: ResponseHead, confirms entry: CachedResponse) -> Bool {
+        guard let confirmed = response.fields["ETag"], let stored = entry.eTag else { return true }
         return opaqueTag(confirmed) == opaqueTag(stored)
     }
 

@@ -16,6 +16,9 @@ public struct TaskConfiguration: Sendable, Hashable {
     public var allowsConstrainedNetworkAccess: Bool?
     /// The echo style, overriding the task's `echoStyle` property. `nil` keeps the task's own.
     public var echoStyle: TaskEchoStyle?
+    /// The most bytes the response body may have in memory, after decompression. `nil` uses the
+    /// server's `maximumResponseSize`.
+    public var maximumResponseSize: Int64?
 
     /// Creates overrides; leave a field `nil` to use the server's setting.
     public init(
@@ -23,8 +26,10 @@ public struct TaskConfiguration: Sendable, Hashable {
         totalTimeout: Duration? = nil,
         allowsExpensiveNetworkAccess: Bool? = nil,
         allowsConstrainedNetworkAccess: Bool? = nil,
-        echoStyle: TaskEchoStyle? = nil
+        echoStyle: TaskEchoStyle? = nil,
+        maximumResponseSize: Int64? = nil
     ) {
+        self.maximumResponseSize = maximumResponseSize
         self.timeout = timeout
         self.totalTimeout = totalTimeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess

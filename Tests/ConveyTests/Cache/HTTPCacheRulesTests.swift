@@ -84,7 +84,7 @@ struct HTTPCacheRulesTests {
     @Test func storabilityFollowsStatusAndDirectives() throws {
         let request = URLRequest(url: url)
         func reason(_ status: Int, _ headers: [String: String], request: URLRequest = URLRequest(url: url)) throws -> String? {
-            let response = try #require(HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: headers))
+            let response = ResponseHead(statusCode: status, fields: HeaderFields(headers), url: url)
             return HTTPCacheRules.reasonNotToStore(request: request, response: response, requestControl: HTTPCacheRules.requestControl(request))
         }
         #expect(try reason(200, [:]) == nil)
@@ -100,7 +100,7 @@ struct HTTPCacheRulesTests {
     }
 
     @Test func aResponseFromARedirectIsNotStoredUnderTheOriginalURL() throws {
-        let redirected = try #require(HTTPURLResponse(url: try testURL("https://example.com/elsewhere"), statusCode: 200, httpVersion: nil, headerFields: [:]))
+        let redirected = ResponseHead(statusCode: 200, url: try testURL("https://example.com/elsewhere"))
         let request = URLRequest(url: url)
         #expect(HTTPCacheRules.reasonNotToStore(request: request, response: redirected, requestControl: CacheControl(nil))
                 == "the response came through a redirect")
@@ -146,7 +146,7 @@ struct HTTPCacheRulesTests {
     @Test func a304ConfirmsTheStoredResponseOnlyWithAMatchingWeakOrStrongTag() throws {
         let stored = entry(headers: ["ETag": "W/\"v1\""])
         func confirms(_ headers: [String: String]) throws -> Bool {
-            HTTPCacheRules.notModified(try #require(HTTPURLResponse(url: url, statusCode: 304, httpVersion: nil, headerFields: headers)), confirms: stored)
+            HTTPCacheRules.notModified(ResponseHead(statusCode: 304, fields: HeaderFields(headers), url: url), confirms: stored)
         }
         #expect(try confirms(["ETag": "\"v1\""]))
         #expect(try confirms([:]))

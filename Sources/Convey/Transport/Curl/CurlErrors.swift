@@ -12,9 +12,7 @@ import Musl
 /// the pipeline's error mapping treats both transports alike.
 enum CurlErrors {
     static func urlError(for code: CURLcode, osErrno: Int, message: String, url: URL, bodyReadFailed: Bool) -> URLError {
-        var reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-        // curl's only buffer limit while reading a response is its head's (CURL_MAX_HTTP_HEADER).
-        if code == CURLE_OUT_OF_MEMORY { reason = "the response head is larger than libcurl accepts (\(reason))" }
+        let reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
         return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed, message: message), userInfo: [
             NSLocalizedDescriptionKey: "\(reason) (curl error \(code.rawValue))",
             NSURLErrorFailingURLErrorKey: url,
