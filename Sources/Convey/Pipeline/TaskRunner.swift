@@ -95,6 +95,7 @@ struct TaskRunner<T: DownloadingTask> {
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             request = try await task.willSendRequest(request: request)
             try FieldValidation.check(request, source: .willSendRequest)
+            try FieldValidation.check(request, source: .willSendRequest)
             attempt.request = request
 
             // Send, through the cache: it may answer, add conditional headers, store, or fall back.

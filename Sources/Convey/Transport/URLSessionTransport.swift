@@ -342,6 +342,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         if waits != true { finish(task, error: error) }
     }
 
+    /// URLSession on Linux reports most of libcurl's failures as `.unknown`: give them the code
+    /// `CurlTransport` gives the same fault, from curl's message.
+    private static func classified(_ error: any Error) -> any Error {
+        #if canImport(FoundationNetworking)
+        if let urlError = error as? URLError, urlError.code == .unknown || urlError.code == .unsupportedURL,
+           let code = LibcurlMessages.code(for: urlError.localizedDescription) {
+            return URLError(code, userInfo: urlError.userInfo)
+        }
+        #endif
+        return error
+    }
+
     /// Resumes the transfer's continuation with how it ended.
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard var transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
@@ -360,7 +372,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
                 transfer.continuation.resume(throwing: error)
             }
         } else if let error {
-            transfer.continuation.resume(throwing: error)
+            transfer.continuation.resume(throwing: Self.classified(error))
         } else if transfer.deliveredHead {
             transfer.continuation.resume(returning: transfer.metrics)
         } else {

@@ -28,10 +28,14 @@ enum CurlErrors {
     }
 
     /// The URLError code URLSession uses for the same failure. `message` is curl's error buffer:
-    /// an unsupported protocol after Convey's own scheme check is a server answering HTTP/0.9 or not HTTP at all.
+    /// an "unsupported protocol" or receive error whose message blames the server's answer (not
+    /// HTTP, a bad status line, broken chunked framing) is a malformed response.
     static func code(for code: CURLcode, osErrno: Int, bodyReadFailed: Bool, message: String = "") -> URLError.Code {
-        switch code {
-        case CURLE_UNSUPPORTED_PROTOCOL: message.contains("HTTP/0.9") ? .badServerResponse : .unsupportedURL
+        if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_RECV_ERROR, let byMessage = LibcurlMessages.code(for: message) {
+            return byMessage
+        }
+        return switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL: .unsupportedURL
         case CURLE_OUT_OF_MEMORY: .dataLengthExceedsMaximum
         case CURLE_URL_MALFORMAT: .badURL
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .cannotFindHost

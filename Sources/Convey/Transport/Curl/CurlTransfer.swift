@@ -179,7 +179,8 @@ final class CurlTransfer: @unchecked Sendable {
         if let callbackFailure { throw failure(for: callbackFailure) }
         if let failure { throw failure }
         guard result == CURLE_OK else {
-            if resendRefused { throw CurlErrors.notResent(method: method, url: url) }
+            // A re-send stopped before it went out, or one curl gave up on because the body could not be rewound.
+            if resendRefused || (result == CURLE_SEND_FAIL_REWIND && !mayBeResent) { throw CurlErrors.notResent(method: method, url: url) }
             if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil, redirectHop == nil {
                 // curl refuses a single header line over its own limit (CURL_MAX_HTTP_HEADER) this way.
                 throw ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Self.curlHeaderLineLimit, url: url))
