@@ -59,6 +59,7 @@ struct RunReport: Sendable {
         case .decodingFailed: "decoding"
         case .cache: "cache"
         case .responseTooLarge: "too large"
+        case .downloadFailed: "download"
         case .cancelled: "cancelled"
         }
     }

@@ -151,7 +151,7 @@ struct EchoFormatter {
             return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
         case .responseTooLarge(let failure):
             return "Response \(failure.part.rawValue) over the limit of \(format(bytes: Int(clamping: failure.limit)))"
-        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .invalidHeaderField:
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField:
             return convey.logDetail
         }
     }
