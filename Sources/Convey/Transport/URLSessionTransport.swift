@@ -9,9 +9,16 @@ import FoundationNetworking
 /// Why not `data(for:)`: on Linux the async API skips most delegate callbacks, and Convey needs
 /// the authentication challenge to stop a 401 Basic response from hanging forever (a
 /// swift-corelibs-foundation bug). URLCache is off: on Linux its key ignores the query string.
+///
+/// On Linux a request whose method is not idempotent (POST, PATCH) goes out on a session of its
+/// own, so on a connection of its own: FoundationNetworking's libcurl re-sends a request on a
+/// fresh connection when a reused one died before any response byte (a bodyless POST arrives
+/// twice; one with a body hangs until its timeout), and Convey cannot set libcurl options there.
 public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let timeout: Duration
+    private let waitsForConnectivity: Bool
 
     /// Creates a transport with its own session.
     ///
@@ -20,6 +27,14 @@ public final class URLSessionTransport: ConveyTransport {
     ///   - waitsForConnectivity: whether requests wait for a network instead of failing at once
     ///     (Apple platforms; URLSession on Linux always fails at once).
     public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false) {
+        self.timeout = timeout
+        self.waitsForConnectivity = waitsForConnectivity
+        delegate = SessionDelegate()
+        session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
+                             delegate: delegate, delegateQueue: nil)
+    }
+
+    private static func configuration(timeout: Duration, waitsForConnectivity: Bool) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -27,8 +42,22 @@ public final class URLSessionTransport: ConveyTransport {
         #if canImport(Darwin)
         configuration.waitsForConnectivity = waitsForConnectivity
         #endif
-        delegate = SessionDelegate()
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        return configuration
+    }
+
+    /// The session and delegate for a request: the shared ones, or on Linux a session of its own
+    /// for a method that must not be re-sent (see the type's documentation). `true` when the
+    /// session is the request's own, to be invalidated after it.
+    private func channel(for request: URLRequest) -> (URLSession, SessionDelegate, ownSession: Bool) {
+        #if canImport(FoundationNetworking)
+        if !HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent {
+            let delegate = SessionDelegate()
+            let session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
+                                     delegate: delegate, delegateQueue: nil)
+            return (session, delegate, true)
+        }
+        #endif
+        return (session, delegate, false)
     }
 
     deinit {
@@ -45,13 +74,15 @@ public final class URLSessionTransport: ConveyTransport {
         urlRequest.allowsExpensiveNetworkAccess = request.allowsExpensiveNetworkAccess
         urlRequest.allowsConstrainedNetworkAccess = request.allowsConstrainedNetworkAccess
         #endif
+        let (session, delegate, ownSession) = channel(for: urlRequest)
+        defer { if ownSession { session.finishTasksAndInvalidate() } }
         let task = if let file = request.bodyFile {
             session.uploadTask(with: urlRequest, fromFile: file)
         } else {
             session.dataTask(with: urlRequest)
         }
         let handle = SendableTask(task)
-        let watchdog = watchdogNeeded ? startWatchdog(for: handle, idleTimeout: timeout) : nil
+        let watchdog = watchdogNeeded ? startWatchdog(for: handle, delegate: delegate, idleTimeout: timeout) : nil
         defer {
             watchdog?.cancel()
             request.cancellation?.unregister()
@@ -79,8 +110,8 @@ public final class URLSessionTransport: ConveyTransport {
     }
 
     /// Cancels the transfer as timed out once no bytes have moved for `idleTimeout`.
-    private func startWatchdog(for handle: SendableTask, idleTimeout: Duration) -> Task<Void, Never> {
-        Task { [delegate] in
+    private func startWatchdog(for handle: SendableTask, delegate: SessionDelegate, idleTimeout: Duration) -> Task<Void, Never> {
+        Task {
             var deadline = ContinuousClock.now + idleTimeout
             while (try? await Task.sleep(until: deadline)) != nil {
                 guard let lastActivity = delegate.lastActivity(of: handle.task) else { return }

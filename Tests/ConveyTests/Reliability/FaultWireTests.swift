@@ -144,6 +144,23 @@ struct FaultWireTests {
     }
     #endif
 
+    #if canImport(FoundationNetworking)
+    @Test(arguments: [HTTPMethod.post, .patch])
+    func urlSessionSendsANonIdempotentRequestOnAConnectionOfItsOwn(_ method: HTTPMethod) async throws {
+        let server = try server(.urlSession)
+        let withBody = TestServers.newFaultCounter()
+        let withoutBody = TestServers.newFaultCounter()
+        try await sendOnADyingConnection(server) {
+            try await Upload(server: server, path: withBody, method: method).send()
+        }
+        try await sendOnADyingConnection(server) {
+            try await Probe(server: server, path: withoutBody, method: method).send()
+        }
+        #expect(try await TestServers.faultCount(withBody) == 1)
+        #expect(try await TestServers.faultCount(withoutBody) == 1)
+    }
+    #endif
+
     @Test(arguments: TransportKind.allCases)
     func aLineBreakInATaskHeaderIsNeverSent(_ transport: TransportKind) async throws {
         let server = try server(transport)

@@ -29,16 +29,17 @@ enum MemoryBoundedProcess {
         let started = ContinuousClock.now
         var peak = 0
         var killedForMemory = false
+        var killed = false
+        // Polls instead of waiting: a blocked thread would be one of the few the test pool has.
         while process.isRunning {
             peak = max(peak, residentBytes(of: pid))
-            if peak > memoryLimit || started.duration(to: .now) > timeout {
+            if !killed, peak > memoryLimit || started.duration(to: .now) > timeout {
                 killedForMemory = peak > memoryLimit
+                killed = true
                 kill(pid, SIGKILL)
-                break
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        process.waitUntilExit()
         return BoundedRun(status: process.terminationStatus, exited: process.terminationReason == .exit,
                           killedForMemory: killedForMemory, peakResidentBytes: peak)
     }
