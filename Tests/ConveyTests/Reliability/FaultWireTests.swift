@@ -26,6 +26,17 @@ struct FaultWireTests {
         var contentType: String = "text/plain"
     }
 
+    private struct RewritingHeaders: ServerTask {
+        let server: ConveyServer
+        let path: String
+        func willSendRequest(request: URLRequest) async throws -> URLRequest {
+            var changed = request
+            // Not `setValue`: on Linux it silently drops a value holding a line break.
+            changed.allHTTPHeaderFields = (request.allHTTPHeaderFields ?? [:]).merging(["X-Trace": "ok\nX-Injected: yes"]) { $1 }
+            return changed
+        }
+    }
+
     /// One fault and the kind of failure it must end as.
     struct Fault: Sendable, CustomTestStringConvertible {
         let route: String
@@ -190,6 +201,10 @@ struct FaultWireTests {
             try await Upload(server: plain, path: counter, contentType: "text/plain\r\nX-Injected: yes").send()
         }
         #expect(headerFailure(bodyError)?.source == .body)
+
+        let rewrittenError = await #expect(throws: ConveyError.self) { try await RewritingHeaders(server: plain, path: counter).send() }
+        #expect(headerFailure(rewrittenError)?.source == .willSendRequest)
+        #expect(headerFailure(rewrittenError)?.name == "X-Trace")
 
         #expect(try await TestServers.faultCount(counter) == 0)
     }
