@@ -7,7 +7,7 @@ import Testing
 
 /// Both transports against `scripts/fault-server.py`: the same fault ends as the same kind of
 /// failure, a request that must not be repeated is sent once, and nothing unsafe goes out.
-@Suite("Faults on the wire", .wire)
+@Suite("Faults on the wire", .wire, .serialized)
 @ConveyActor
 struct FaultWireTests {
     private struct Probe: ServerTask {
