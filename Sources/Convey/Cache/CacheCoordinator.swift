@@ -78,13 +78,13 @@ struct CacheCoordinator {
             return CacheAnswer(request: sending, response: try replay(stored, url: url), status: .fallback)
         }
         if status == 304, let stored, stored.hasValidator {
-            guard HTTPCacheRules.notModified(sent.response, confirms: stored) else {
+            guard HTTPCacheRules.notModified(ResponseHead(sent.response), confirms: stored) else {
                 // The 304 confirms another representation than ours: drop it and ask without conditions.
                 await cache.remove(key: key)
                 return try await respond(to: request, send: send)
             }
-            let refreshed = stored.replacingHeaders(
-                HTTPCacheRules.merge(stored.headers, with: sent.response.headerFields), requestedAt: requestedAt, receivedAt: receivedAt,
+            let refreshed = stored.replacing(
+                fields: HTTPCacheRules.merge(stored.fields, with: ResponseHead(sent.response).fields), requestedAt: requestedAt, receivedAt: receivedAt,
                 varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.response.value(forHTTPHeaderField: "Vary") ?? stored.header("Vary"), request: request))
             if CacheControl(refreshed.header("Cache-Control")).noStore || requestControl.noStore {
                 await cache.remove(key: key)
@@ -94,9 +94,9 @@ struct CacheCoordinator {
             return CacheAnswer(request: sending, response: try replay(refreshed, url: url), status: .revalidated)
         }
 
-        if HTTPCacheRules.reasonNotToStore(request: request, response: sent.response, requestControl: requestControl) == nil {
+        if HTTPCacheRules.reasonNotToStore(request: request, head: ResponseHead(sent.response), requestControl: requestControl) == nil {
             await cache.storeInBackground(CachedResponse(
-                key: key, statusCode: status, headers: HTTPCacheRules.storedHeaders(of: sent.response),
+                key: key, statusCode: status, fields: HTTPCacheRules.storedFields(of: ResponseHead(sent.response).fields),
                 body: method == "HEAD" ? Data() : sent.data, requestedAt: requestedAt, receivedAt: receivedAt,
                 varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.response.value(forHTTPHeaderField: "Vary"), request: request),
                 authorizationFingerprint: HTTPCacheRules.authorizationFingerprint(of: request)))
@@ -151,7 +151,7 @@ struct CacheCoordinator {
     }
 
     private func replay(_ stored: CachedResponse, url: URL) throws -> TransportResponse {
-        try TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedHeaders(), body: stored.body)
+        try TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedFields(at: Date()).combined, body: stored.body)
     }
 
     /// Whether the request's own directives let a fresh stored response answer without the server.
