@@ -99,3 +99,18 @@ func httpDate(_ date: Date) -> String {
     formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
     return formatter.string(from: date)
 }
+
+/// A clock tests move by hand, so rules about time never wait on the wall clock.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Date
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = start }
+
+    var now: Date { lock.withLock { current } }
+
+    /// Moves time forward by `seconds`.
+    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
+
+    var cacheClock: CacheClock { CacheClock { [self] in now } }
+}
