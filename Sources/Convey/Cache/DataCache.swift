@@ -40,6 +40,9 @@ public actor DataCache {
     /// The time freshness is judged at and entries are stamped with. Default: `.system`.
     public nonisolated let clock: CacheClock
 
+    /// Shares identical GET and HEAD exchanges in flight among the tasks using this cache.
+    nonisolated let coalescer = RequestCoalescer()
+
     private var memory: MemoryTier
     private nonisolated let disk: DiskTier?
     private var memoryHits = 0

@@ -103,11 +103,12 @@ struct TaskRunner<T: DownloadingTask> {
             let answer: CacheAnswer
             do {
                 let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
-                answer = try await CacheCoordinator(task: task, server: server).respond(to: request) { sending in
+                let coordinator = CacheCoordinator(task: task, server: server, cancellation: session.cancellation, hasBody: body != nil)
+                answer = try await coordinator.respond(to: request) { [bodyFile] sending, cancellation in
                     try await server.transport.send(TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: UploadProgressRelay.transportHandler(for: task), cancellation: session.cancellation))
+                        progress: UploadProgressRelay.transportHandler(for: task), cancellation: cancellation))
                 }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)

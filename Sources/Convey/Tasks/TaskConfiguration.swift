@@ -16,6 +16,8 @@ public struct TaskConfiguration: Sendable, Hashable {
     public var allowsConstrainedNetworkAccess: Bool?
     /// The echo style, overriding the task's `echoStyle` property. `nil` keeps the task's own.
     public var echoStyle: TaskEchoStyle?
+    /// Whether the task may share an identical request's exchange in flight. `nil` uses the server's `coalescesRequests`.
+    public var coalescesRequests: Bool?
 
     /// Creates overrides; leave a field `nil` to use the server's setting.
     public init(
@@ -23,13 +25,15 @@ public struct TaskConfiguration: Sendable, Hashable {
         totalTimeout: Duration? = nil,
         allowsExpensiveNetworkAccess: Bool? = nil,
         allowsConstrainedNetworkAccess: Bool? = nil,
-        echoStyle: TaskEchoStyle? = nil
+        echoStyle: TaskEchoStyle? = nil,
+        coalescesRequests: Bool? = nil
     ) {
         self.timeout = timeout
         self.totalTimeout = totalTimeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
         self.echoStyle = echoStyle
+        self.coalescesRequests = coalescesRequests
     }
 }
 
