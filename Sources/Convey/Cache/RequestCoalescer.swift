@@ -27,6 +27,9 @@ final class RequestCoalescer: @unchecked Sendable {
     private var nextWaiter = 0
     private var exchangesStarted = 0
 
+    /// How many callers wait on exchanges in flight now, for tests that must know everyone has joined.
+    var waitingCount: Int { lock.withLock { inFlight.values.reduce(0) { $0 + $1.active.count } } }
+
     /// How many shared exchanges have started (each one request on the wire), for tests and benchmarks.
     var startedCount: Int { lock.withLock { exchangesStarted } }
 
