@@ -53,6 +53,7 @@ extension ExitCode {
             case .invalidURL: self = .usage
             case .cancelled: self = .interrupted
             case .encodingFailed, .decodingFailed: self = .localFailure
+            case .responseTooLarge: self = .noResponse
             }
         } else {
             self = .localFailure

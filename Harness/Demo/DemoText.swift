@@ -17,6 +17,7 @@ enum DemoText {
         case .encodingFailed: "encodingFailed"
         case .decodingFailed: "decodingFailed"
         case .cache: "cache"
+        case .responseTooLarge: "responseTooLarge"
         }
         return "ConveyError." + name
     }

@@ -38,7 +38,7 @@ enum EmbeddedHTTPBin {
             guard segments.count == 2, let code = Int(segments[1]), (100...599).contains(code) else {
                 return try text(url, status: 400, "Invalid status code")
             }
-            return try TransportResponse(url: url, statusCode: code, headers: baseHeaders(contentType: "text/html; charset=utf-8", length: 0))
+            return TransportResponse(url: url, statusCode: code, headers: baseHeaders(contentType: "text/html; charset=utf-8", length: 0))
         case "etag":
             guard segments.count == 2 else { return try notFound(url) }
             return try etag(request, url: url, tag: segments[1])
@@ -92,7 +92,7 @@ enum EmbeddedHTTPBin {
         if candidates.contains(quoted) || candidates.contains(tag) || candidates.contains("*") {
             var headers = baseHeaders(contentType: nil, length: 0)
             headers["ETag"] = quoted
-            return try TransportResponse(url: url, statusCode: 304, headers: headers)
+            return TransportResponse(url: url, statusCode: 304, headers: headers)
         }
         return try json(url, try echo(request, url: url), extraHeaders: ["ETag": quoted])
     }
@@ -109,7 +109,7 @@ enum EmbeddedHTTPBin {
 
     private static func bytes(_ url: URL, count: Int) throws -> TransportResponse {
         let body = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
-        return try TransportResponse(url: url, headers: baseHeaders(contentType: "application/octet-stream", length: count), body: body)
+        return TransportResponse(url: url, headers: baseHeaders(contentType: "application/octet-stream", length: count), body: body)
     }
 
     /// Sends `count` bytes over `seconds` in 20 steps, reporting progress like a real transfer.
@@ -121,18 +121,18 @@ enum EmbeddedHTTPBin {
             request.progress?(TransferProgress(bytesReceived: Int64(count * step / steps), totalBytesToReceive: Int64(count)))
         }
         let body = Data(repeating: UInt8(ascii: "*"), count: count)
-        return try TransportResponse(url: url, headers: baseHeaders(contentType: "application/octet-stream", length: count), body: body)
+        return TransportResponse(url: url, headers: baseHeaders(contentType: "application/octet-stream", length: count), body: body)
     }
 
     private static func json(_ url: URL, _ object: [String: Any], extraHeaders: [String: String] = [:]) throws -> TransportResponse {
         let body = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         let headers = baseHeaders(contentType: "application/json", length: body.count).merging(extraHeaders) { $1 }
-        return try TransportResponse(url: url, headers: headers, body: body)
+        return TransportResponse(url: url, headers: headers, body: body)
     }
 
     private static func text(_ url: URL, status: Int, _ message: String) throws -> TransportResponse {
         let body = Data((message + "\n").utf8)
-        return try TransportResponse(url: url, statusCode: status, headers: baseHeaders(contentType: "text/plain; charset=utf-8", length: body.count), body: body)
+        return TransportResponse(url: url, statusCode: status, headers: baseHeaders(contentType: "text/plain; charset=utf-8", length: body.count), body: body)
     }
 
     private static func notFound(_ url: URL) throws -> TransportResponse {

@@ -58,6 +58,7 @@ struct RunReport: Sendable {
         case .encodingFailed: "encoding"
         case .decodingFailed: "decoding"
         case .cache: "cache"
+        case .responseTooLarge: "too large"
         case .cancelled: "cancelled"
         }
     }

@@ -6,7 +6,7 @@ struct ProgressReportingTransport: ConveyTransport {
     let base: any ConveyTransport
     let bar: ProgressBar
 
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
+    func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var watched = request
         let earlier = request.progress
         watched.progress = { [bar] progress in
@@ -15,6 +15,6 @@ struct ProgressReportingTransport: ConveyTransport {
         }
         bar.start()
         defer { bar.finish() }
-        return try await base.send(watched)
+        return try await base.send(watched, into: sink)
     }
 }

@@ -1,4 +1,4 @@
-// The few zlib functions Convey uses to gzip request bodies, declared here so that building
+// The few zlib functions Convey uses to gzip request bodies and decode response bodies, declared here so that building
 // needs only zlib's runtime library (every Linux system with Swift and every Apple SDK has it),
 // not its development headers. The layout of `convey_z_stream` is zlib's `z_stream`, fixed by
 // zlib's ABI; `deflateInit2_` checks its size and fails cleanly on a mismatch.
@@ -26,5 +26,10 @@ int deflateInit2_(convey_z_stream *stream, int level, int method, int windowBits
                   int strategy, const char *version, int streamSize);
 int deflate(convey_z_stream *stream, int flush);
 int deflateEnd(convey_z_stream *stream);
+
+int inflateInit2_(convey_z_stream *stream, int windowBits, const char *version, int streamSize);
+int inflate(convey_z_stream *stream, int flush);
+int inflateReset(convey_z_stream *stream);
+int inflateEnd(convey_z_stream *stream);
 
 #endif

@@ -126,7 +126,7 @@ func runBenchmarks() async throws {
         print(pipelineHit.line())
         let stub = await makeServer(remote: remote, cache: nil)
         await stub.setTransport(StubTransport { request in
-            try TransportResponse(url: request.urlRequest.url ?? nginxURL, headers: ["Content-Type": "application/json"], body: sample.data)
+            TransportResponse(url: request.urlRequest.url ?? nginxURL, headers: ["Content-Type": "application/json"], body: sample.data)
         })
         print(try await measure("reference: stub transport, no cache", count: 20_000 / scale) { _ in
             _ = try await fetch(stub, "10k.json", .never)

@@ -131,7 +131,10 @@ struct JSONPost: JSONUploadingTask {
 /// Answers every request at once with one response: Convey's pipeline with nothing under it.
 struct CannedTransport: ConveyTransport {
     let response: TransportResponse
-    func send(_ request: TransportRequest) async throws -> TransportResponse { response }
+    func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
+        try await sink.deliver(response)
+        return response.metrics
+    }
 }
 
 /// What one measured batch gave.
@@ -260,7 +263,7 @@ func makeWorkloads(base: URL) async throws -> [Workload] {
         small.append(Client(name: "Convey · curl") { try await SmallGet(server: overCurl).download().data.count })
         small.append(Client(name: "CurlTransport (raw)") {
             let response = try await curl.send(TransportRequest(urlRequest: URLRequest(url: smallURL), timeout: .seconds(30)))
-            return try checked(response.response, response.data.count)
+            return try checked(response.head.makeHTTPURLResponse(), response.data.count)
         })
     }
 

@@ -26,7 +26,7 @@ struct CacheAnswer: Sendable {
 struct CacheCoordinator {
     /// Sends a request over the network; the cancellation is the one its transport must honour
     /// (the task's own, or a shared exchange's that belongs to no single task).
-    typealias Send = @Sendable (URLRequest, TransportCancellation?) async throws -> TransportResponse
+    typealias Send = @ConveyActor @Sendable (URLRequest, TransportCancellation?) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
@@ -61,7 +61,7 @@ struct CacheCoordinator {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD" else {
             let answer = try await network(request, send)
-            if HTTPCacheRules.isUnsafe(method), (200..<400).contains(answer.response.response.statusCode) {
+            if HTTPCacheRules.isUnsafe(method), (200..<400).contains(answer.response.head.statusCode) {
                 await cache.removeResponse(for: url)
             }
             return answer
@@ -77,10 +77,10 @@ struct CacheCoordinator {
             let now = cache.clock.now()
             switch answerWithoutServer(stored, requestControl, at: now) {
             case .serve(let status):
-                return CacheAnswer(request: request, response: try replay(stored, url: url, at: now), status: status)
+                return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: status)
             case .serveWhileRefreshing:
                 refreshInBackground(stored, request: request, url: url, key: key, cache: cache, send: send)
-                return CacheAnswer(request: request, response: try replay(stored, url: url, at: now), status: .stale)
+                return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: .stale)
             case .askServer:
                 break
             }
@@ -131,15 +131,15 @@ struct CacheCoordinator {
             sent = try await send(sending, cancellation)
         } catch {
             if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
-                return CacheAnswer(request: sending, response: try replay(stored, url: url, at: cache.clock.now()), status: .fallback)
+                return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
             }
             throw error
         }
         let receivedAt = cache.clock.now()
-        let head = Self.head(of: sent)
+        let head = sent.head
 
         if Self.fallbackStatuses.contains(head.statusCode), let stored, canFallBack(to: stored, requestControl, at: receivedAt) {
-            return CacheAnswer(request: sending, response: try replay(stored, url: url, at: receivedAt), status: .fallback)
+            return CacheAnswer(request: sending, response: replay(stored, url: url, at: receivedAt), status: .fallback)
         }
         if head.statusCode == 304, let stored, stored.hasValidator {
             guard HTTPCacheRules.notModified(head, confirms: stored) else {
@@ -156,7 +156,7 @@ struct CacheCoordinator {
             } else {
                 await cache.storeVariantInBackground(refreshed)
             }
-            return CacheAnswer(request: sending, response: try replay(refreshed, url: url, at: receivedAt), status: .revalidated)
+            return CacheAnswer(request: sending, response: replay(refreshed, url: url, at: receivedAt), status: .revalidated)
         }
 
         let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
@@ -226,7 +226,7 @@ struct CacheCoordinator {
         }
         let freshByHeuristic = stored.isFresh(at: now, heuristic: heuristic) && stored.lifetime(heuristic: heuristic).isHeuristic
         let status: CacheStatus = freshByHeuristic ? .heuristicHit : .hit
-        return CacheAnswer(request: request, response: try replay(stored, url: url, at: now), status: status)
+        return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: status)
     }
 
     /// Why a GET or HEAD request is neither read from nor written to the cache, or `nil` when it is.
@@ -246,13 +246,8 @@ struct CacheCoordinator {
         CacheAnswer(request: request, response: try await send(request, cancellation), status: .network)
     }
 
-    private func replay(_ stored: CachedResponse, url: URL, at now: Date) throws -> TransportResponse {
-        try TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedFields(at: now).combined, body: stored.body)
-    }
-
-    /// The head of a transport's response, as the cache rules read it.
-    private static func head(of response: TransportResponse) -> ResponseHead {
-        ResponseHead(response.response)
+    private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {
+        TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedFields(at: now), body: stored.body)
     }
 
     /// `request` with the validators of `stored` as `If-None-Match` / `If-Modified-Since`.

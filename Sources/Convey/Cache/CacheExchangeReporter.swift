@@ -14,7 +14,7 @@ struct CacheExchangeReporter: Sendable {
         deliver = { request, result, status, startedAt, duration in
             var exchange: ServerResponse<Data>?
             if case .success(let sent) = result {
-                var response = ServerResponse(payload: sent.data, data: sent.data, request: request, httpResponse: sent.response,
+                var response = ServerResponse(payload: sent.data, data: sent.data, request: request, head: sent.head,
                                               startedAt: startedAt, duration: duration, attemptNumber: 1)
                 response.cacheStatus = status
                 exchange = response

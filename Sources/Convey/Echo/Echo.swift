@@ -34,7 +34,7 @@ enum Echo {
         let record = AttemptRecord(
             method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
-            statusCode: exchange?.statusCode, responseHeaders: exchange?.httpResponse.headerFields ?? [:],
+            statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields.combined ?? [:],
             responseBody: exchange?.data, duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
         if prints {
@@ -149,6 +149,8 @@ struct EchoFormatter {
             return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
         case .cache(let failure):
             return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
+        case .responseTooLarge(let failure):
+            return "Response \(failure.part.rawValue) over the limit of \(format(bytes: Int(clamping: failure.limit)))"
         case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed:
             return convey.logDetail
         }

@@ -24,6 +24,8 @@ public enum ConveyError: PresentableError, Sendable {
     case decodingFailed(DecodingFailure)
     /// The cache could not answer a `.localOnly` task, or its folder could not be opened.
     case cache(CacheFailure)
+    /// The response was larger than the limit set for it; the transfer was stopped there.
+    case responseTooLarge(SizeLimitFailure)
 
     public var userMessage: String? {
         switch self {
@@ -35,6 +37,7 @@ public enum ConveyError: PresentableError, Sendable {
         case .cancelled: nil
         case .decodingFailed: "The server's answer couldn't be read."
         case .cache(let failure): failure.kind == .notCached ? "This content isn't available offline." : "The cache couldn't be opened."
+        case .responseTooLarge: "The server's answer was too large."
         }
     }
 
@@ -50,6 +53,7 @@ public enum ConveyError: PresentableError, Sendable {
         case .encodingFailed(let failure): failure.description
         case .decodingFailed(let failure): failure.description
         case .cache(let failure): failure.description
+        case .responseTooLarge(let failure): failure.description
         }
     }
 }
@@ -143,5 +147,34 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let place = codingPath.isEmpty ? "" : " at \(codingPath)"
         return "Could not decode \(typeName)\(place) from \(url?.absoluteString ?? "?"): \(reason). Body starts: \(bodyPrefix)"
+    }
+}
+
+/// Which size limit a response exceeded, and where.
+public struct SizeLimitFailure: Sendable, Hashable, CustomStringConvertible {
+    /// What was too large.
+    public enum Part: String, Sendable, Hashable {
+        /// The body, counted after decompression.
+        case body
+        /// The status line and header fields.
+        case head
+    }
+
+    /// What was too large.
+    public let part: Part
+    /// The limit, in bytes.
+    public let limit: Int64
+    /// The URL being fetched.
+    public let url: URL?
+
+    /// Creates a size-limit failure.
+    public init(part: Part, limit: Int64, url: URL?) {
+        self.part = part
+        self.limit = limit
+        self.url = url
+    }
+
+    public var description: String {
+        "Response \(part.rawValue) from \(url?.absoluteString ?? "?") exceeded the limit of \(limit) bytes; the transfer was stopped"
     }
 }

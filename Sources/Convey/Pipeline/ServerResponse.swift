@@ -39,8 +39,8 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     public let data: Data
     /// The request as really sent, after `willSendRequest`.
     public let request: URLRequest
-    /// The status line and headers.
-    public let httpResponse: HTTPURLResponse
+    /// The status line and header fields as received, repeats kept.
+    public let head: ResponseHead
     /// When the attempt that produced this response started.
     public let startedAt: Date
     /// How long that attempt took, from sending to the whole body received.
@@ -49,29 +49,49 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     public let attemptNumber: Int
     /// Whether the body came from the network or the cache, and whether the server revalidated it.
     public internal(set) var cacheStatus: CacheStatus = .network
+    /// What the exchange cost on the wire: phase timings, bytes, protocol, connection reuse.
+    /// Empty for responses answered from the cache or by a transport that measures nothing.
+    public internal(set) var metrics = ExchangeMetrics()
 
     /// Creates a response; the pipeline does this for you.
-    public init(payload: Payload, data: Data, request: URLRequest, httpResponse: HTTPURLResponse,
+    public init(payload: Payload, data: Data, request: URLRequest, head: ResponseHead,
                 startedAt: Date, duration: Duration, attemptNumber: Int) {
         self.payload = payload
         self.data = data
         self.request = request
-        self.httpResponse = httpResponse
+        self.head = head
         self.startedAt = startedAt
         self.duration = duration
         self.attemptNumber = attemptNumber
     }
 
+    /// Creates a response from a Foundation response; the pipeline does this for you.
+    public init(payload: Payload, data: Data, request: URLRequest, httpResponse: HTTPURLResponse,
+                startedAt: Date, duration: Duration, attemptNumber: Int) {
+        self.init(payload: payload, data: data, request: request, head: ResponseHead(httpResponse, url: request.url),
+                  startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
+    }
+
+    /// The status line and headers as a Foundation response, built on each access; repeated
+    /// fields are combined with `", "`. `head` and `headerFields` keep them apart.
+    public var httpResponse: HTTPURLResponse { head.makeHTTPURLResponse() }
+    /// The header fields in order, repeats kept (every `Set-Cookie` whole).
+    public var headerFields: HeaderFields { head.fields }
     /// The HTTP status code.
-    public var statusCode: Int { httpResponse.statusCode }
+    public var statusCode: Int { head.statusCode }
     /// The class of the status code.
     public var responseType: ResponseType { ResponseType(statusCode: statusCode) }
     /// The body as UTF-8 text, or `nil` when it is not UTF-8.
     public var stringResult: String? { String(data: data, encoding: .utf8) }
 
-    /// The value of a response header, compared case-insensitively.
+    /// The value of a response header, compared case-insensitively; repeated fields combined with `", "`.
     public func header(_ name: String) -> String? {
-        httpResponse.value(forHTTPHeaderField: name)
+        head.fields[name]
+    }
+
+    /// Every value of a response header, one per field line, in order.
+    public func headerValues(_ name: String) -> [String] {
+        head.fields.values(named: name)
     }
 
     /// The same response with its body decoded as another type.
@@ -85,9 +105,10 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
 
     /// The same exchange carrying another payload.
     func replacingPayload<Other>(_ other: Other) -> ServerResponse<Other> {
-        var response = ServerResponse<Other>(payload: other, data: data, request: request, httpResponse: httpResponse,
+        var response = ServerResponse<Other>(payload: other, data: data, request: request, head: head,
                                              startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
         response.cacheStatus = cacheStatus
+        response.metrics = metrics
         return response
     }
 }

@@ -103,12 +103,17 @@ struct TaskRunner<T: DownloadingTask> {
             let answer: CacheAnswer
             do {
                 let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
+                let bodyLimit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
                 let coordinator = CacheCoordinator(task: task, server: server, cancellation: session.cancellation, hasBody: body != nil)
                 answer = try await coordinator.respond(to: request) { [bodyFile] sending, cancellation in
-                    try await server.transport.send(TransportRequest(
+                    var exchange = TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: UploadProgressRelay.transportHandler(for: task), cancellation: cancellation))
+                        progress: UploadProgressRelay.transportHandler(for: task), cancellation: cancellation)
+                    exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                    let body = InMemoryBody(limit: bodyLimit, url: sending.url)
+                    let metrics = try await server.transport.send(exchange, into: body)
+                    return try body.response(metrics: metrics)
                 }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)
@@ -116,16 +121,18 @@ struct TaskRunner<T: DownloadingTask> {
             try session.checkCancellation()
             let sent = answer.response
             attempt.request = answer.request
-            var exchange = ServerResponse(payload: sent.data, data: sent.data, request: answer.request, httpResponse: sent.response,
+            var exchange = ServerResponse(payload: sent.data, data: sent.data, request: answer.request, head: sent.head,
                                           startedAt: startedAt, duration: sendClock.duration(to: .now), attemptNumber: attemptNumber)
             exchange.cacheStatus = answer.status
+            exchange.metrics = sent.metrics
             attempt.exchange = exchange
 
             // Validate.
-            try await task.didReceiveResponse(response: sent.response, data: sent.data)
-            let status = sent.response.statusCode
+            try await task.didReceiveResponse(response: sent.head.makeHTTPURLResponse(), data: sent.data)
+            try session.checkCancellation()
+            let status = sent.head.statusCode
             if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(status) {
-                throw HTTPError(statusCode: status, body: sent.data, headers: sent.response.headerFields,
+                throw HTTPError(statusCode: status, body: sent.data, headers: sent.head.fields.combined,
                                 url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))
             }
 
@@ -167,16 +174,5 @@ extension Result {
     var failure: Failure? {
         if case .failure(let error) = self { return error }
         return nil
-    }
-}
-
-extension HTTPURLResponse {
-    /// The header fields as strings, names as the server sent them.
-    var headerFields: [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in allHeaderFields {
-            fields[String(describing: name)] = String(describing: value)
-        }
-        return fields
     }
 }

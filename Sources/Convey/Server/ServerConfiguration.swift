@@ -69,6 +69,17 @@ public struct ServerConfiguration: Sendable {
     /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
     /// See Docs/transports.md.
     public var builtInTransport: BuiltInTransport = .platformDefault
+    /// The most bytes a response body held in memory may have, counted after decompression; a
+    /// larger one stops at once with `ConveyError.responseTooLarge`. Default: 100 MiB. `nil`: no
+    /// limit. Tasks override it with `TaskConfiguration.maximumResponseSize`; downloads to a file
+    /// have no limit unless they set one.
+    public var maximumResponseSize: Int64? = ServerConfiguration.defaultMaximumResponseSize
+    /// The most bytes a response's status line and header fields may take; a larger head stops at
+    /// once with `ConveyError.responseTooLarge`. Default: 256 KiB.
+    public var maximumResponseHeadSize: Int = TransportRequest.defaultMaximumResponseHeadSize
+
+    /// The in-memory body limit unless one is set: 100 MiB.
+    public static var defaultMaximumResponseSize: Int64 { 100 << 20 }
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -16,6 +16,9 @@ public struct TaskConfiguration: Sendable, Hashable {
     public var allowsConstrainedNetworkAccess: Bool?
     /// The echo style, overriding the task's `echoStyle` property. `nil` keeps the task's own.
     public var echoStyle: TaskEchoStyle?
+    /// The most bytes the response body may have in memory, after decompression. `nil` uses the
+    /// server's `maximumResponseSize`.
+    public var maximumResponseSize: Int64?
     /// Whether the task may share an identical request's exchange in flight. `nil` uses the server's `coalescesRequests`.
     public var coalescesRequests: Bool?
 
@@ -26,8 +29,10 @@ public struct TaskConfiguration: Sendable, Hashable {
         allowsExpensiveNetworkAccess: Bool? = nil,
         allowsConstrainedNetworkAccess: Bool? = nil,
         echoStyle: TaskEchoStyle? = nil,
+        maximumResponseSize: Int64? = nil,
         coalescesRequests: Bool? = nil
     ) {
+        self.maximumResponseSize = maximumResponseSize
         self.timeout = timeout
         self.totalTimeout = totalTimeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess

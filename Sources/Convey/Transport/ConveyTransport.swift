@@ -9,11 +9,23 @@ import FoundationNetworking
 /// elsewhere) and `StubTransport` (no network, for tests and demos); see Docs/transports.md.
 /// A transport throws `URLError`s or `ConveyError`s; the pipeline maps the rest.
 public protocol ConveyTransport: Sendable {
-    /// Performs one HTTP exchange and returns the whole response.
+    /// Performs one HTTP exchange: delivers the final response's head, then its body as it
+    /// arrives, to `sink`, and returns when the body is complete.
     ///
     /// Must return promptly with an error when the calling Swift task is cancelled, and should
-    /// when `request.cancellation` fires.
-    func send(_ request: TransportRequest) async throws -> TransportResponse
+    /// when `request.cancellation` fires. An error `sink` throws ends the exchange and is rethrown.
+    /// A transport that only ever has whole bodies calls `sink.deliver(_:)` with a `TransportResponse`.
+    func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics
+}
+
+extension ConveyTransport {
+    /// Performs one exchange and collects the whole response in memory, with no size limit:
+    /// for tools and tests. The pipeline uses `send(_:into:)` with a limit.
+    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+        let sink = InMemoryBody(limit: nil, url: request.urlRequest.url)
+        let metrics = try await send(request, into: sink)
+        return try sink.response(metrics: metrics)
+    }
 }
 
 /// One exchange for a transport to perform.
@@ -33,6 +45,14 @@ public struct TransportRequest: Sendable {
     /// Stops the exchange from outside the calling task (cancellation by tag, total timeout):
     /// register how to stop it once started. `nil` when nothing but the calling task can stop it.
     public var cancellation: TransportCancellation?
+    /// Whether the transport follows redirects itself. When `false`, a 3xx is the response.
+    public var followsRedirects: Bool = true
+    /// The most bytes the response's status line and header fields may take; a larger head
+    /// fails with `ConveyError.responseTooLarge` as soon as it passes this.
+    public var maximumResponseHeadSize: Int = TransportRequest.defaultMaximumResponseHeadSize
+
+    /// The head size limit unless one is set: 256 KiB, as browsers allow.
+    public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }
 
     /// Creates a request for a transport.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
@@ -48,27 +68,35 @@ public struct TransportRequest: Sendable {
     }
 }
 
-/// A whole response from a transport.
+/// A whole response: its head and its entire body.
 public struct TransportResponse: Sendable {
-    /// The status line and headers.
-    public var response: HTTPURLResponse
+    /// The status line and header fields, repeats kept.
+    public var head: ResponseHead
     /// The body, already decompressed.
     public var data: Data
+    /// What the exchange cost on the wire, as far as the transport measured it.
+    public var metrics: ExchangeMetrics
 
     /// Creates a response from its parts.
-    public init(response: HTTPURLResponse, data: Data) {
-        self.response = response
+    public init(head: ResponseHead, data: Data, metrics: ExchangeMetrics = ExchangeMetrics()) {
+        self.head = head
         self.data = data
+        self.metrics = metrics
+    }
+
+    /// Creates a response from a Foundation response and its body, for transports built on one.
+    public init(response: HTTPURLResponse, data: Data) {
+        self.init(head: ResponseHead(response), data: data)
     }
 
     /// Creates a response from a status, headers and body, for stubs.
-    ///
-    /// Throws `ConveyError.invalidURL` when `url` is unusable as a response URL.
-    public init(url: URL, statusCode: Int = 200, headers: [String: String] = [:], body: Data = Data()) throws {
-        guard let response = HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: headers) else {
-            throw ConveyError.invalidURL(url.absoluteString, reason: "cannot build a response for it")
-        }
-        self.init(response: response, data: body)
+    public init(url: URL, statusCode: Int = 200, headers: HeaderFields = HeaderFields(), body: Data = Data()) {
+        self.init(head: ResponseHead(statusCode: statusCode, fields: headers, url: url), data: body)
+    }
+
+    /// Creates a response from a status, `[name: value]` headers and body, for stubs.
+    public init(url: URL, statusCode: Int = 200, headers: [String: String], body: Data = Data()) {
+        self.init(url: url, statusCode: statusCode, headers: HeaderFields(headers), body: body)
     }
 }
 

@@ -8,10 +8,12 @@ import FoundationNetworking
 /// `URLSessionTransport`, at a fraction of its cost (see Docs/performance.md).
 ///
 /// One thread per transport owns the multi handle; requests reuse pooled easy handles and
-/// connections. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET),
-/// responses are decoded (gzip, deflate, br, zstd) unless the request asks for
-/// `Accept-Encoding: identity`, TLS is verified against the system's CA store, proxies come
-/// from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and HTTP/2 is used over
+/// connections. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
+/// Requests ask for `gzip, deflate` unless they name their own `Accept-Encoding`; Convey decodes
+/// those itself, checking their integrity (a truncated or corrupt body is an error), and hands
+/// any other coding through undecoded with its `Content-Encoding`. The head and body go to the
+/// pipeline's sink as they arrive; a full sink pauses the transfer. TLS is verified against
+/// the system's CA store, proxies come from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and HTTP/2 is used over
 /// TLS when the server offers it. A 401 comes back at once (no credential is ever answered).
 /// Cancelling the calling task removes the transfer at once.
 ///
@@ -62,7 +64,7 @@ public final class CurlTransport: ConveyTransport {
         loop?.close()
     }
 
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         let deadline = configuration.totalTimeout.map { ContinuousClock.now + $0 }
         var hopRequest = request.urlRequest
         var bodyFile = request.bodyFile
@@ -76,25 +78,26 @@ public final class CurlTransport: ConveyTransport {
                 guard left > .zero else { throw URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
                 return left
             }
-            let (response, body) = try await exchange(hopRequest, url: url, bodyFile: bodyFile, timeLeft: timeLeft, request: request)
-            guard let hop = CurlRedirect.nextHop(after: response, request: hopRequest, url: url) else {
-                return TransportResponse(response: response, data: body)
+            switch try await exchange(hopRequest, url: url, bodyFile: bodyFile, timeLeft: timeLeft, request: request, sink: sink) {
+            case .delivered(let metrics):
+                return metrics
+            case .redirect(let hop):
+                redirects += 1
+                guard redirects <= configuration.maximumRedirects else {
+                    throw URLError(.httpTooManyRedirects, userInfo: [
+                        NSLocalizedDescriptionKey: "more than \(configuration.maximumRedirects) redirects",
+                        NSURLErrorFailingURLErrorKey: url,
+                    ])
+                }
+                hopRequest = hop.request
+                if !hop.resendsBody { bodyFile = nil }
             }
-            redirects += 1
-            guard redirects <= configuration.maximumRedirects else {
-                throw URLError(.httpTooManyRedirects, userInfo: [
-                    NSLocalizedDescriptionKey: "more than \(configuration.maximumRedirects) redirects",
-                    NSURLErrorFailingURLErrorKey: url,
-                ])
-            }
-            hopRequest = hop.request
-            if !hop.resendsBody { bodyFile = nil }
         }
     }
 
     /// One request and its response on the wire.
     private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
-                          request: TransportRequest) async throws -> (HTTPURLResponse, Data) {
+                          request: TransportRequest, sink: any ResponseBodySink) async throws -> CurlTransfer.Outcome {
         guard let loop, let easy = loop.takeHandle() else {
             throw URLError(.cannotLoadFromNetwork, userInfo: [
                 NSLocalizedDescriptionKey: "libcurl could not allocate a handle",
@@ -104,12 +107,15 @@ public final class CurlTransport: ConveyTransport {
         let idleTimeout = request.timeout.clampedTimeout
         let transfer: CurlTransfer
         do {
-            transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, idleTimeout: idleTimeout,
+            transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, transportRequest: request,
                                         connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
-                                        totalTimeLeft: timeLeft, progress: request.progress, easy: easy)
+                                        totalTimeLeft: timeLeft, sink: sink, easy: easy)
         } catch {
             loop.recycle(easy)
             throw error
+        }
+        transfer.requestResume = { [weak loop, weak transfer] in
+            if let loop, let transfer { loop.resume(transfer) }
         }
         defer {
             request.cancellation?.unregister()

@@ -58,6 +58,12 @@ public struct HeaderFields: Sendable, Hashable, RandomAccessCollection, Expressi
     /// Adds a field line after the others, keeping any with the same name.
     public mutating func append(name: String, value: String) { fields.append(Header(name: name, value: value)) }
 
+    /// Appends a folded line's text to the last field's value (obsolete line folding, RFC 9112 §5.2).
+    mutating func continueLastField(with text: String) {
+        guard !fields.isEmpty else { return }
+        fields[fields.count - 1].value += " " + text
+    }
+
     /// Removes every field with this name (case-insensitive).
     public mutating func remove(named name: String) {
         fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }

@@ -35,9 +35,11 @@ public struct ResponseHead: Sendable, Hashable {
                   url: response.url ?? url ?? URL(fileURLWithPath: "/"))
     }
 
-    /// The same head as an `HTTPURLResponse`, repeated fields combined with `", "`; `nil` when
-    /// Foundation refuses the values (it does not on Linux).
-    public func makeHTTPURLResponse() -> HTTPURLResponse? {
-        HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields.combined)
+    /// The same head as an `HTTPURLResponse`, repeated fields combined with `", "`. Built anew on
+    /// each call: the pipeline makes one only where the public API hands one out.
+    public func makeHTTPURLResponse() -> HTTPURLResponse {
+        // Foundation's initializer is failable only in its signature: swift-corelibs-foundation
+        // never fails, and Apple's fails only without a URL, which a head always has.
+        HTTPURLResponse(url: url, statusCode: statusCode, httpVersion: httpVersion, headerFields: fields.combined)!
     }
 }

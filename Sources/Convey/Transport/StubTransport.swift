@@ -7,7 +7,7 @@ import FoundationNetworking
 ///
 /// ```swift
 /// server.transport = StubTransport { request in
-///     try TransportResponse(url: request.urlRequest.url!, statusCode: 200, body: Data("{}".utf8))
+///     TransportResponse(url: request.urlRequest.url!, statusCode: 200, body: Data("{}".utf8))
 /// }
 /// ```
 public struct StubTransport: ConveyTransport {
@@ -21,7 +21,13 @@ public struct StubTransport: ConveyTransport {
         self.handler = handler
     }
 
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
+        let response = try await answer(request)
+        try await sink.deliver(response)
+        return response.metrics
+    }
+
+    private func answer(_ request: TransportRequest) async throws -> TransportResponse {
         try Task.checkCancellation()
         guard let cancellation = request.cancellation else { return try await handler(request) }
         // The handler may wait as long as it likes, so it runs where `cancellation` can stop it.

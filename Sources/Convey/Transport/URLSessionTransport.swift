@@ -35,7 +35,7 @@ public final class URLSessionTransport: ConveyTransport {
         session.finishTasksAndInvalidate()
     }
 
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.urlRequest
         let timeout = request.timeout.clampedTimeout
         let watchdogNeeded = Self.needsWatchdog(timeout)
@@ -57,7 +57,7 @@ public final class URLSessionTransport: ConveyTransport {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                delegate.begin(task, continuation: continuation, progress: request.progress)
+                delegate.begin(task, continuation: continuation, sink: sink, request: request)
                 task.resume()
                 request.cancellation?.register { handle.task.cancel() }
             }
@@ -100,33 +100,56 @@ private struct SendableTask: @unchecked Sendable {
     init(_ task: URLSessionTask) { self.task = task }
 }
 
-/// Collects each transfer's response and bytes and resumes its continuation exactly once.
+/// Feeds each transfer's head and body to its sink and resumes its continuation exactly once.
+///
+/// Back-pressure: when the sink refuses bytes they wait in `pending`. On Apple platforms the task
+/// is suspended until the sink is ready. FoundationNetworking on Linux cannot pause a transfer
+/// (it traps), so there up to `maximumPendingBytes` wait and a consumer further behind ends the
+/// transfer with `URLError(.dataLengthExceedsMaximum)`.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Transfer {
-        let continuation: CheckedContinuation<TransportResponse, any Error>
+        let continuation: CheckedContinuation<ExchangeMetrics, any Error>
+        let sink: any ResponseBodySink
         let progressHandler: (@Sendable (TransferProgress) -> Void)?
+        let followsRedirects: Bool
+        let started = ContinuousClock.now
         var progress = TransferProgress()
-        var response: HTTPURLResponse?
-        var data = Data()
+        var deliveredHead = false
         var lastActivity = ContinuousClock.now
+        var metrics = ExchangeMetrics()
+        /// Whether the sink refused bytes and has not caught up: later bytes queue behind them.
+        var behind = false
+        /// Bytes the sink refused or that arrived while it was behind, in order.
+        var pending: [Data] = []
+        var pendingCount = 0
+        /// The task finished while bytes were still pending: complete once they are delivered.
+        var completedWhilePending = false
         /// Set when Convey's own idle watchdog cancelled the transfer.
         var timedOut = false
+        /// Why the sink stopped the transfer.
+        var sinkFailure: (any Error)?
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
     }
 
     private let lock = NSLock()
     private var transfers: [Int: Transfer] = [:]
+    private static var maximumPendingBytes: Int { 16 << 20 }
 
-    func begin(_ task: URLSessionTask, continuation: CheckedContinuation<TransportResponse, any Error>,
-               progress: (@Sendable (TransferProgress) -> Void)?) {
-        lock.withLock { transfers[task.taskIdentifier] = Transfer(continuation: continuation, progressHandler: progress) }
+    func begin(_ task: URLSessionTask, continuation: CheckedContinuation<ExchangeMetrics, any Error>,
+               sink: any ResponseBodySink, request: TransportRequest) {
+        lock.withLock {
+            transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress,
+                                                      followsRedirects: request.followsRedirects)
+        }
     }
 
-    /// Changes a transfer in place: a copy would copy its body on every appended chunk.
-    private func update(_ task: URLSessionTask, _ change: (inout Transfer) -> Void) {
+    /// Changes a transfer in place and returns what `change` returns, or `nil` once it is over.
+    @discardableResult
+    private func update<Result>(_ task: URLSessionTask, _ change: (inout Transfer) -> Result) -> Result? {
         lock.withLock {
-            if let index = transfers.index(forKey: task.taskIdentifier) { change(&transfers.values[index]) }
+            guard let index = transfers.index(forKey: task.taskIdentifier) else { return nil }
+            return change(&transfers.values[index])
         }
     }
 
@@ -141,20 +164,42 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     /// Updates the transfer's progress and reports it, outside the lock.
     private func report(_ task: URLSessionTask, _ change: (inout TransferProgress) -> Void) {
-        let snapshot: (handler: @Sendable (TransferProgress) -> Void, progress: TransferProgress)? = lock.withLock {
-            guard var transfer = transfers[task.taskIdentifier], let handler = transfer.progressHandler else { return nil }
+        let snapshot: (handler: @Sendable (TransferProgress) -> Void, progress: TransferProgress)? = update(task) { transfer in
+            guard let handler = transfer.progressHandler else { return nil }
             change(&transfer.progress)
-            transfers[task.taskIdentifier] = transfer
             return (handler, transfer.progress)
-        }
+        } ?? nil
         if let snapshot { snapshot.handler(snapshot.progress) }
+    }
+
+    /// Ends the transfer because its sink threw.
+    private func fail(_ task: URLSessionTask, with error: any Error) {
+        update(task) { $0.sinkFailure = error }
+        task.cancel()
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        let follows = update(task) { $0.followsRedirects } ?? true
+        completionHandler(follows ? request : nil)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        update(dataTask) {
-            $0.response = response as? HTTPURLResponse
-            $0.lastActivity = .now
+        let sink = update(dataTask) { transfer -> (any ResponseBodySink) in
+            transfer.lastActivity = .now
+            transfer.deliveredHead = true
+            transfer.metrics.firstByte = transfer.started.duration(to: .now)
+            return transfer.sink
+        }
+        if let sink, let http = response as? HTTPURLResponse {
+            do {
+                try sink.receive(ResponseHead(http, url: dataTask.currentRequest?.url))
+            } catch {
+                fail(dataTask, with: error)
+                completionHandler(.cancel)
+                return
+            }
         }
         let expected = response.expectedContentLength
         report(dataTask) { $0.totalBytesToReceive = expected >= 0 ? expected : nil }
@@ -162,16 +207,86 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        update(dataTask) {
-            $0.data.append(data)
-            $0.lastActivity = .now
-        }
+        let sink = update(dataTask) { transfer -> (any ResponseBodySink)? in
+            transfer.lastActivity = .now
+            transfer.metrics.bytesReceived = (transfer.metrics.bytesReceived ?? 0) + Int64(data.count)
+            guard !transfer.behind else {
+                transfer.pending.append(data)
+                transfer.pendingCount += data.count
+                return nil
+            }
+            return transfer.sink
+        } ?? nil
         report(dataTask) { $0.bytesReceived += Int64(data.count) }
+        if let sink {
+            offer(data, to: sink, of: dataTask)
+        } else if (update(dataTask) { $0.pendingCount } ?? 0) > Self.maximumPendingBytes {
+            fail(dataTask, with: URLError(.dataLengthExceedsMaximum, userInfo: [
+                NSLocalizedDescriptionKey: "the reader fell more than \(Self.maximumPendingBytes) bytes behind, and URLSession on Linux cannot pause a transfer",
+            ]))
+        }
+    }
+
+    /// Offers `data` to the sink; when it is full, keeps it pending and waits for the sink.
+    private func offer(_ data: Data, to sink: any ResponseBodySink, of task: URLSessionTask) {
+        do {
+            guard try !data.withUnsafeBytes({ try sink.offer($0) }) else { return }
+        } catch {
+            fail(task, with: error)
+            return
+        }
+        update(task) {
+            $0.behind = true
+            $0.pending.insert(data, at: 0)
+            $0.pendingCount += data.count
+        }
+        #if canImport(Darwin)
+        task.suspend()
+        #endif
+        sink.whenReady { [weak self] in self?.drainPending(of: SendableTask(task)) }
+    }
+
+    /// Delivers pending bytes to a sink that became ready, then lets the transfer go on or finish.
+    private func drainPending(of handle: SendableTask) {
+        let task = handle.task
+        while let (next, sink) = update(task, { transfer -> (Data, any ResponseBodySink)? in
+            guard !transfer.pending.isEmpty else {
+                transfer.behind = false
+                return nil
+            }
+            let next = transfer.pending.removeFirst()
+            transfer.pendingCount -= next.count
+            return (next, transfer.sink)
+        }) ?? nil {
+            do {
+                if try !next.withUnsafeBytes({ try sink.offer($0) }) {
+                    update(task) {
+                        $0.pending.insert(next, at: 0)
+                        $0.pendingCount += next.count
+                    }
+                    sink.whenReady { [weak self] in self?.drainPending(of: handle) }
+                    return
+                }
+            } catch {
+                fail(task, with: error)
+                return
+            }
+        }
+        if update(task, { $0.completedWhilePending }) == true {
+            finish(task, error: nil)
+        } else {
+            #if canImport(Darwin)
+            task.resume()
+            #endif
+        }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
                     totalBytesSent: Int64, totalBytesExpectedToSend: Int64) {
-        update(task) { $0.lastActivity = .now }
+        update(task) {
+            $0.lastActivity = .now
+            $0.metrics.bytesSent = totalBytesSent
+        }
         report(task) {
             $0.bytesSent = totalBytesSent
             $0.totalBytesToSend = totalBytesExpectedToSend >= 0 ? totalBytesExpectedToSend : nil
@@ -192,17 +307,49 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
+    #if canImport(Darwin)
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        guard let last = metrics.transactionMetrics.last, let start = last.fetchStartDate else { return }
+        func since(_ date: Date?) -> Duration? { date.map { .seconds($0.timeIntervalSince(start)) } }
+        update(task) {
+            $0.metrics.nameLookup = since(last.domainLookupEndDate)
+            $0.metrics.connect = since(last.connectEndDate)
+            $0.metrics.tlsHandshake = since(last.secureConnectionEndDate)
+            $0.metrics.firstByte = since(last.responseStartDate)
+            $0.metrics.httpVersion = last.networkProtocolName.map { $0 == "h2" ? "HTTP/2" : $0 == "h3" ? "HTTP/3" : $0.uppercased() }
+            $0.metrics.reusedConnection = last.isReusedConnection
+        }
+    }
+    #endif
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let transfer = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
-        guard let transfer else { return }
-        if transfer.timedOut {
+        let waits = update(task) { transfer -> Bool in
+            guard transfer.behind, error == nil else { return false }
+            transfer.completedWhilePending = true
+            return true
+        }
+        if waits != true { finish(task, error: error) }
+    }
+
+    /// Resumes the transfer's continuation with how it ended.
+    private func finish(_ task: URLSessionTask, error: (any Error)?) {
+        guard var transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
+        transfer.metrics.total = transfer.started.duration(to: .now)
+        if let failure = transfer.sinkFailure {
+            transfer.continuation.resume(throwing: failure)
+        } else if transfer.timedOut {
             transfer.continuation.resume(throwing: URLError(.timedOut))
         } else if let challenged = transfer.challengeResponse {
-            transfer.continuation.resume(returning: TransportResponse(response: challenged, data: transfer.data))
+            do {
+                if !transfer.deliveredHead { try transfer.sink.receive(ResponseHead(challenged, url: task.currentRequest?.url)) }
+                transfer.continuation.resume(returning: transfer.metrics)
+            } catch {
+                transfer.continuation.resume(throwing: error)
+            }
         } else if let error {
             transfer.continuation.resume(throwing: error)
-        } else if let response = transfer.response {
-            transfer.continuation.resume(returning: TransportResponse(response: response, data: transfer.data))
+        } else if transfer.deliveredHead {
+            transfer.continuation.resume(returning: transfer.metrics)
         } else {
             transfer.continuation.resume(throwing: URLError(.badServerResponse))
         }

@@ -147,7 +147,18 @@ struct CacheFreshnessTests {
     @Test func rfc5861_3_staleWhileRevalidateAnswersAtOnceAndRefreshesOnceInTheBackground() async throws {
         let echo = EchoCapture()
         let origin = StubOrigin { _, number in (200, ["Cache-Control": "max-age=10, stale-while-revalidate=60", "ETag": "\"v\(number)\""], "v\(number)") }
-        let (server, cache) = try server(origin, echo: echo)
+        // The refresh is held until every stale answer is in, so none of them can see its result.
+        let refreshGate = Gate()
+        let answering = origin.transport
+        let cache = DataCache(clock: clock.cacheClock)
+        let server = try stubServer(StubTransport { request in
+            if origin.count > 0 { try await refreshGate.wait() }
+            return try await answering.send(TransportRequest(urlRequest: request.urlRequest, timeout: request.timeout))
+        }) {
+            $0.cache = cache
+            $0.echoSink = echo
+            $0.defaultEchoStyle = .consoleMinimum
+        }
         _ = try await get(server)
         clock.advance(20)
         var statuses: [CacheStatus] = []
@@ -156,6 +167,7 @@ struct CacheFreshnessTests {
             #expect(stale.stringResult == "v1")
             statuses.append(stale.cacheStatus)
         }
+        refreshGate.open()
         await cache.coalescer.waitUntilIdle()
         #expect(statuses == Array(repeating: .stale, count: 5))
         #expect(origin.count == 2)
@@ -234,7 +246,7 @@ struct CacheFreshnessTests {
     @Test func rfc9111_3_aResponseWithAnUnknownContentCodingIsStoredAndReplayedByteForByte() async throws {
         let bytes = Data([0x00, 0xFF, 0x10, 0x80, 0x7F])
         let transport = StubTransport { request in
-            try TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: 200,
+            TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: 200,
                                   headers: ["Cache-Control": "max-age=600", "Content-Encoding": "x-unknown"], body: bytes)
         }
         let cache = DataCache(clock: clock.cacheClock)

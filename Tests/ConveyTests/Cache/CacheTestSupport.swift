@@ -77,7 +77,7 @@ final class StubOrigin: @unchecked Sendable {
                 return received.count
             }
             let reply = try answer(request.urlRequest, number)
-            return try TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: reply.status,
+            return TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: reply.status,
                                          headers: reply.headers, body: Data(reply.body.utf8))
         }
     }

@@ -38,7 +38,7 @@ struct CredentialRefreshTests {
         server.transport = StubTransport { [seen] request in
             seen.add(request)
             let authorized = !alwaysUnauthorized && request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
-            return try TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), statusCode: authorized ? 200 : 401,
+            return TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), statusCode: authorized ? 200 : 401,
                                          body: Data((authorized ? "me" : "unauthorized").utf8))
         }
         return server

@@ -26,7 +26,7 @@ final class ScriptedTransport: @unchecked Sendable {
             let url = request.urlRequest.url ?? URL(fileURLWithPath: "/")
             switch step {
             case .status(let code, let headers, let body):
-                return try TransportResponse(url: url, statusCode: code, headers: headers, body: Data(body.utf8))
+                return TransportResponse(url: url, statusCode: code, headers: headers, body: Data(body.utf8))
             case .fail(let code):
                 throw URLError(code)
             case .hang:

@@ -83,7 +83,7 @@ extension StubTransport {
         StubTransport { request in
             log?.add("transport")
             seen?.add(request)
-            return try TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: status,
+            return TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: status,
                                          headers: headers, body: Data(body.utf8))
         }
     }

@@ -12,9 +12,9 @@ struct CurlTransportTests {
     @Test func trustedPrivateCertificatesAllowHTTP2() async throws {
         let transport = CurlTransport(configuration: .init(trustedCertificatesFile: try TestServers.nginxTLSCertificate()))
         let response = try await transport.send(try TestServers.nginxTLS("/hello.txt"))
-        #expect(response.response.statusCode == 200)
+        #expect(response.head.statusCode == 200)
         #expect(String(decoding: response.data, as: UTF8.self) == "Hello from nginx\n")
-        #expect(response.response.value(forHTTPHeaderField: "X-Protocol") == "HTTP/2.0")
+        #expect(response.head.fields["X-Protocol"] == "HTTP/2.0")
     }
 
     @Test func manyRequestsShareOneHTTP2Connection() async throws {
@@ -62,7 +62,7 @@ struct CurlTransportTests {
         let url = try TestServers.httpbin("/delay/0.3")
         let started = ContinuousClock.now
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<6 { group.addTask { try await transport.send(url).response.statusCode } }
+            for _ in 0..<6 { group.addTask { try await transport.send(url).head.statusCode } }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(statuses == Array(repeating: 200, count: 6))
@@ -79,7 +79,7 @@ struct CurlTransportTests {
         try await Task.sleep(for: .milliseconds(100))
         queued.cancel()
         #expect((await queued.result.failure as? URLError)?.code == .cancelled)
-        #expect(try await running.value.response.statusCode == 200)
+        #expect(try await running.value.head.statusCode == 200)
     }
 
     @Test func aMissingBodyFileFailsBeforeSending() async throws {
@@ -127,7 +127,7 @@ struct CurlTransportTests {
         let urls = [try TestServers.nginx("/1k.bin"), try TestServers.httpbin("/redirect/1"), try TestServers.httpbin("/status/404")]
         for index in 0..<300 {
             let response = try await transport.send(urls[index % urls.count])
-            #expect([200, 404].contains(response.response.statusCode))
+            #expect([200, 404].contains(response.head.statusCode))
         }
     }
 }

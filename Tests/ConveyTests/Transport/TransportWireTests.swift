@@ -16,7 +16,7 @@ struct TransportWireTests {
     @Test(arguments: TransportKind.allCases)
     func getSendsTheQueryString(_ kind: TransportKind) async throws {
         let response = try await kind.make().send(try TestServers.httpbin("/get?a=1&b=two%20words&c=%C3%A9"))
-        #expect(response.response.statusCode == 200)
+        #expect(response.head.statusCode == 200)
         #expect(try echo(response).args == ["a": "1", "b": "two words", "c": "é"])
     }
 
@@ -25,7 +25,7 @@ struct TransportWireTests {
         let body = Data(#"{"name":"Ada","tags":["x","y"]}"#.utf8)
         let response = try await kind.make().send(try TestServers.httpbin("/post"), method: "POST",
                                                   headers: ["Content-Type": "application/json"], body: body)
-        #expect(response.response.statusCode == 200)
+        #expect(response.head.statusCode == 200)
         #expect(try echo(response).json == .object(["name": .string("Ada"), "tags": .array([.string("x"), .string("y")])]))
     }
 
@@ -47,9 +47,9 @@ struct TransportWireTests {
     @Test(arguments: TransportKind.allCases)
     func headRequestsReturnHeadersOnly(_ kind: TransportKind) async throws {
         let response = try await kind.make().send(try TestServers.nginx("/hello.txt"), method: "HEAD")
-        #expect(response.response.statusCode == 200)
+        #expect(response.head.statusCode == 200)
         #expect(response.data.isEmpty)
-        #expect(response.response.value(forHTTPHeaderField: "Content-Length") == "17")
+        #expect(response.head.fields["Content-Length"] == "17")
     }
 
     @Test(arguments: TransportKind.allCases)
@@ -67,16 +67,16 @@ struct TransportWireTests {
     @Test(arguments: TransportKind.allCases)
     func repeatedResponseHeadersAreJoined(_ kind: TransportKind) async throws {
         let response = try await kind.make().send(try TestServers.httpbin("/response-headers?X-Dup=a&X-Dup=b&X-Single=1"))
-        #expect(response.response.value(forHTTPHeaderField: "X-Dup") == "a, b")
-        #expect(response.response.value(forHTTPHeaderField: "x-single") == "1")
-        #expect(response.response.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(response.head.fields["X-Dup"] == "a, b")
+        #expect(response.head.fields["x-single"] == "1")
+        #expect(response.head.fields["Content-Type"] == "application/json")
     }
 
     @Test(arguments: TransportKind.allCases)
     func redirectsAreFollowed(_ kind: TransportKind) async throws {
         let response = try await kind.make().send(try TestServers.httpbin("/redirect/3"))
-        #expect(response.response.statusCode == 200)
-        #expect(response.response.url?.path == "/get")
+        #expect(response.head.statusCode == 200)
+        #expect(response.head.url.path == "/get")
         #expect(try echo(response).url?.hasSuffix("/get") == true)
     }
 
@@ -114,13 +114,19 @@ struct TransportWireTests {
     @Test(arguments: TransportKind.allCases)
     func compressedResponsesAreDecoded(_ kind: TransportKind) async throws {
         let transport = kind.make()
-        for (path, flag) in [("/gzip", "gzipped"), ("/deflate", "deflated"), ("/brotli", "brotli")] {
+        for (path, flag) in [("/gzip", "gzipped"), ("/deflate", "deflated")] {
             let response = try await transport.send(try TestServers.httpbin(path))
             let object = try JSONDecoder().decode([String: JSONValue].self, from: response.data)
             #expect(object[flag] == .bool(true), "\(path)")
         }
+        // httpbin sends brotli unasked. Curl asks for gzip and deflate only and hands any other
+        // coding through as it came; URLSession asks for br too and decodes it.
+        let brotli = try await transport.send(try TestServers.httpbin("/brotli"))
+        #expect(brotli.head.fields["Content-Encoding"] == "br")
+        let decoded = try? JSONDecoder().decode([String: JSONValue].self, from: brotli.data)
+        #expect((decoded?["brotli"] == .bool(true)) == (kind == .urlSession))
         let zipped = try await transport.send(try TestServers.nginx("/gz/10k.json"))
-        #expect(zipped.response.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
+        #expect(zipped.head.fields["Content-Encoding"] == "gzip")
         #expect(try JSONSerialization.jsonObject(with: zipped.data) is [Any])
     }
 
@@ -129,7 +135,7 @@ struct TransportWireTests {
         let response = try await kind.make().send(try TestServers.httpbin("/headers"), headers: ["Accept-Encoding": "identity"])
         #expect(try echo(response).headers["Accept-Encoding"] == "identity")
         let plain = try await kind.make().send(try TestServers.nginx("/gz/10k.json"), headers: ["Accept-Encoding": "identity"])
-        #expect(plain.response.value(forHTTPHeaderField: "Content-Encoding") == nil)
+        #expect(plain.head.fields["Content-Encoding"] == nil)
         #expect(try JSONSerialization.jsonObject(with: plain.data) is [Any])
     }
 
@@ -138,7 +144,7 @@ struct TransportWireTests {
         let transport = kind.make()
         for status in [404, 500] {
             let response = try await transport.send(try TestServers.httpbin("/status/\(status)"))
-            #expect(response.response.statusCode == status)
+            #expect(response.head.statusCode == status)
         }
     }
 
@@ -147,11 +153,11 @@ struct TransportWireTests {
         let transport = kind.make()
         let started = ContinuousClock.now
         let challenged = try await transport.send(try TestServers.httpbin("/basic-auth/u/p"), timeout: .seconds(30))
-        #expect(challenged.response.statusCode == 401)
+        #expect(challenged.head.statusCode == 401)
         #expect(started.duration(to: .now) < .seconds(10))
         let credential = Data("u:p".utf8).base64EncodedString()
         let accepted = try await transport.send(try TestServers.httpbin("/basic-auth/u/p"), headers: ["Authorization": "Basic \(credential)"])
-        #expect(accepted.response.statusCode == 200)
+        #expect(accepted.head.statusCode == 200)
     }
 
     @Test(arguments: TransportKind.allCases)

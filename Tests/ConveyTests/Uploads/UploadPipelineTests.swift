@@ -144,7 +144,7 @@ struct UploadPipelineTests {
         let server = try stubServer(StubTransport { request in
             let file = try #require(request.bodyFile)
             existedWhileSending.add("\(FileManager.default.fileExists(atPath: file.path(percentEncoded: false)))")
-            return try TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200)
+            return TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200)
         })
         try await MIMEUpload(server: server, uploadPayload: MIMEPayload(parts: [
             MIMEPart(name: "f", fileURL: try scratch.file("a.txt", Data("hello".utf8))),
@@ -236,7 +236,7 @@ struct UploadPipelineTests {
             let file = try #require(request.bodyFile)
             bodies.add(String(decoding: try gunzip(Data(contentsOf: file)), as: UTF8.self))
             bodies.add(request.urlRequest.value(forHTTPHeaderField: "Content-Encoding") ?? "none")
-            return try TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200)
+            return TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200)
         })
         let text = String(repeating: "log line\n", count: 5000)
         let file = try scratch.file("app.log", Data(text.utf8))

@@ -16,6 +16,7 @@ final class CurlEventLoop: @unchecked Sendable {
     private enum Command {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
+        case resume(CurlTransfer)
     }
 
     /// What senders and the loop share, behind one lock.
@@ -99,6 +100,11 @@ final class CurlEventLoop: @unchecked Sendable {
         submit(.cancel(transfer))
     }
 
+    /// Unpauses `transfer` once its sink can take bytes again.
+    func resume(_ transfer: CurlTransfer) {
+        submit(.resume(transfer))
+    }
+
     private func submit(_ command: Command) {
         let wake = sharedLock.withLock {
             shared.inbox.append(command)
@@ -160,6 +166,13 @@ final class CurlEventLoop: @unchecked Sendable {
             } else {
                 transfer.cancelRequested = true
             }
+        case .resume(let transfer):
+            guard active[transfer.easy.raw] === transfer, transfer.isPaused else { return }
+            transfer.isPaused = false
+            transfer.lastActivity = CurlClock.now
+            nextTimeoutCheck = min(nextTimeoutCheck, transfer.lastActivity &+ transfer.idleTimeout)
+            // May deliver the paused bytes at once, from inside this call.
+            _ = curl_easy_pause(transfer.easy.raw, CURLPAUSE_CONT)
         }
     }
 
@@ -205,7 +218,7 @@ final class CurlEventLoop: @unchecked Sendable {
         guard now >= nextTimeoutCheck else { return }
         nextTimeoutCheck = .max
         var expired: [CurlTransfer] = []
-        for transfer in active.values {
+        for transfer in active.values where !transfer.isPaused {
             let deadline = transfer.lastActivity &+ transfer.idleTimeout
             if deadline <= now {
                 expired.append(transfer)

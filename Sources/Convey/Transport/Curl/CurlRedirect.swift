@@ -25,9 +25,9 @@ enum CurlRedirect {
 
     /// Where `response` sends `request` next, or `nil` when it is the final response: not a
     /// redirect, no usable `Location`, or a body that cannot be sent twice (a stream).
-    static func nextHop(after response: HTTPURLResponse, request: URLRequest, url: URL) -> Hop? {
+    static func nextHop(after response: ResponseHead, request: URLRequest, url: URL) -> Hop? {
         guard isRedirect(status: response.statusCode),
-              let location = response.value(forHTTPHeaderField: "Location"),
+              let location = response.fields.first(named: "Location"),
               let target = URL(string: location, relativeTo: url)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else { return nil }

@@ -1,89 +1,124 @@
 #if canImport(CConveyCurlShim)
-import CConveyCurlShim
-import CCurl
+import Foundation
 
-/// Turns the raw header block curl delivers into the fields `HTTPURLResponse` takes.
-enum CurlResponseHead {
-    /// How every status line starts (`HTTP/1.1 200 OK`, `HTTP/2 200`): a new header block.
-    static let statusLinePrefix = Array("HTTP/".utf8)
+/// Builds a response head from the header lines curl delivers one at a time, in time linear in
+/// the size of the head, with a size limit.
+///
+/// Each status line starts a new block (a `100 Continue` or a redirect's block is replaced by the
+/// next); repeated fields stay apart; an obsolete folded line continues the field above.
+struct CurlResponseHead {
+    /// What a status line and its fields gave so far.
+    private(set) var statusCode = 0
+    private(set) var httpVersion = "HTTP/1.1"
+    private(set) var fields = HeaderFields()
+    /// Bytes of the current block, status line included.
+    private(set) var size = 0
+    /// Whether a status line has arrived and its block has not ended.
+    private(set) var inBlock = false
+    private let maximumSize: Int
 
-    /// The header fields of one block, status line skipped. Repeated fields are joined with
-    /// `", "` as URLSession does; folded lines continue the field above; the first spelling of
-    /// a name is kept.
-    static func fields(in block: [UInt8]) -> [String: String] {
-        var names: [String] = []
-        var values: [String] = []
-        block.withUnsafeBufferPointer { block in
-            var lineStart = block.firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? block.count
-            while lineStart < block.count {
-                let newline = block[lineStart...].firstIndex(of: UInt8(ascii: "\n")) ?? block.count
-                defer { lineStart = newline + 1 }
-                let line = trimmed(block, lineStart, newline)
-                guard !line.isEmpty else { continue }
-                if isBlank(block[lineStart]) {
-                    if !values.isEmpty { values[values.count - 1] += " " + text(block, line) }
-                    continue
-                }
-                guard let colon = block[line].firstIndex(of: UInt8(ascii: ":")) else { continue }
-                let nameRange = trimmed(block, line.lowerBound, colon)
-                guard !nameRange.isEmpty else { continue }
-                let name = text(block, nameRange)
-                let value = text(block, trimmed(block, colon + 1, line.upperBound))
-                if let index = names.firstIndex(where: { CurlHeaderName.matches($0, name) }) {
-                    values[index] += ", " + value
-                } else {
-                    names.append(name)
-                    values.append(value)
-                }
-            }
+    /// A parser that throws once a head passes `maximumSize` bytes.
+    init(maximumSize: Int) {
+        self.maximumSize = maximumSize
+    }
+
+    /// Takes one line, line ending included. Returns `true` when it ended a block.
+    /// Throws `CurlResponseHead.Failure` for a head that is too large or not HTTP.
+    mutating func consume(_ line: UnsafeRawBufferPointer) throws -> Bool {
+        if line.starts(with: Self.statusLinePrefix) {
+            try startBlock(line)
+            return false
         }
-        var fields = [String: String](minimumCapacity: names.count)
-        for (name, value) in zip(names, values) { fields[name] = value }
-        return fields
-    }
-
-    /// The version `HTTPURLResponse` reports, from `CURLINFO_HTTP_VERSION`.
-    static func httpVersion(curlVersion: Int) -> String {
-        switch curlVersion {
-        case CURL_HTTP_VERSION_1_0: "HTTP/1.0"
-        case CURL_HTTP_VERSION_2_0: "HTTP/2"
-        case CURL_HTTP_VERSION_3: "HTTP/3"
-        default: "HTTP/1.1"
+        guard inBlock else { throw Failure.malformed("a header line came before any status line") }
+        size += line.count
+        guard size <= maximumSize else { throw Failure.tooLarge(limit: maximumSize) }
+        let content = Self.trimmed(line)
+        if content.isEmpty {
+            inBlock = false
+            return true
         }
+        if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
+            fields.continueLastField(with: Self.text(content))
+            return false
+        }
+        // A line with no name, or whitespace in its name, is dropped, as browsers do (RFC 9112 §5.1).
+        guard let colon = content.firstIndex(of: UInt8(ascii: ":")), colon > content.startIndex else { return false }
+        let name = UnsafeRawBufferPointer(rebasing: content[..<colon])
+        guard !name.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) else { return false }
+        let value = Self.trimmed(UnsafeRawBufferPointer(rebasing: content[(colon + 1)...]))
+        fields.append(name: Self.text(name), value: Self.text(value))
+        return false
     }
 
-    /// `start..<end` without the spaces, tabs and carriage return at either end.
-    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Range<Int> {
-        var lower = start
-        var upper = end
-        while lower < upper, isBlank(bytes[lower]) { lower += 1 }
-        while upper > lower, isBlank(bytes[upper - 1]) || bytes[upper - 1] == UInt8(ascii: "\r") { upper -= 1 }
-        return lower..<upper
+    /// The completed head, after checks that need the whole block: conflicting `Content-Length`.
+    func head(url: URL) throws -> ResponseHead {
+        let lengths = Set(fields.values(named: "Content-Length").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) })
+        if lengths.count > 1 {
+            throw Failure.malformed("conflicting Content-Length values: \(lengths.sorted().joined(separator: ", "))")
+        }
+        if let length = lengths.first, Int64(length) == nil || length.hasPrefix("-") || length.hasPrefix("+") {
+            throw Failure.malformed("Content-Length is not a number: \(length.prefix(40))")
+        }
+        return ResponseHead(statusCode: statusCode, httpVersion: httpVersion, fields: fields, url: url)
     }
 
-    private static func isBlank(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t")
+    /// Why a head was refused.
+    enum Failure: Error, Equatable {
+        case tooLarge(limit: Int)
+        case malformed(String)
     }
 
-    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    private mutating func startBlock(_ line: UnsafeRawBufferPointer) throws {
+        size = line.count
+        fields = HeaderFields()
+        inBlock = true
+        guard size <= maximumSize else { throw Failure.tooLarge(limit: maximumSize) }
+        let content = Self.trimmed(line)
+        let parts = content.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: true)
+        guard parts.count >= 2, parts[1].count == 3, let code = Int(Self.text(UnsafeRawBufferPointer(rebasing: parts[1]))),
+              (100...999).contains(code) else {
+            throw Failure.malformed("invalid status line: \(Self.text(content).prefix(80))")
+        }
+        httpVersion = Self.text(UnsafeRawBufferPointer(rebasing: parts[0]))
+        statusCode = code
+    }
+
+    /// How every status line starts (`HTTP/1.1 200 OK`, `HTTP/2 200`).
+    private static let statusLinePrefix = Array("HTTP/".utf8)
+
+    /// The line without leading spaces and tabs and without trailing whitespace and CR/LF.
+    private static func trimmed(_ line: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer.SubSequence {
+        var lower = line.startIndex
+        var upper = line.endIndex
+        while lower < upper, line[lower] == UInt8(ascii: " ") || line[lower] == UInt8(ascii: "\t") { lower += 1 }
+        while upper > lower, line[upper - 1] <= UInt8(ascii: " "),
+              line[upper - 1] == UInt8(ascii: " ") || line[upper - 1] == UInt8(ascii: "\t")
+                || line[upper - 1] == UInt8(ascii: "\r") || line[upper - 1] == UInt8(ascii: "\n") {
+            upper -= 1
+        }
+        return line[lower..<upper]
+    }
+
+    private static func text(_ bytes: UnsafeRawBufferPointer.SubSequence) -> String {
+        text(UnsafeRawBufferPointer(rebasing: bytes))
+    }
+
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(decoding: bytes, as: UTF8.self)
     }
 }
 
 /// Header names compared the way HTTP compares them: ASCII letters in any case.
 enum CurlHeaderName {
     static func matches(_ name: String, _ other: String) -> Bool {
-        name.utf8.count == other.utf8.count && zip(name.utf8, other.utf8).allSatisfy { lowered($0) == lowered($1) }
+        name.equalsIgnoringASCIICase(other)
     }
 
     /// Removes the field called `name` (in any case) and returns its value.
     static func remove(_ name: String, from fields: inout [String: String]) -> String? {
         guard let key = fields.keys.first(where: { matches($0, name) }) else { return nil }
         return fields.removeValue(forKey: key)
-    }
-
-    private static func lowered(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 }
 #endif

@@ -7,31 +7,52 @@ import FoundationNetworking
 #endif
 
 /// One request and response on the wire (one hop of a redirect chain): the easy handle set up
-/// for it, and what comes back.
+/// for it, the sink its response goes to, and how it ended.
 ///
 /// Ownership moves in one direction and back: the sender prepares it, the event loop runs it
-/// (callbacks fill `headerBytes` and `body` on the loop thread), and the loop hands it back by
+/// (callbacks parse the head and feed the sink on the loop thread), and the loop hands it back by
 /// resuming `continuation`, after which only the sender touches it again.
 final class CurlTransfer: @unchecked Sendable {
+    /// How a transfer ended, when it did not fail.
+    enum Outcome {
+        /// The final response went to the sink, whole.
+        case delivered(ExchangeMetrics)
+        /// The response was a redirect to follow; its body was dropped.
+        case redirect(CurlRedirect.Hop)
+    }
+
     let easy: CurlEasyHandle
     let url: URL
     /// Scheme, host and port: transfers to one origin share its connections and its queue.
     let origin: String
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
+    private let request: URLRequest
+    private let followsRedirects: Bool
     private let requestBody: CurlRequestBody?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
+    private let sink: any ResponseBodySink
+    /// Whether gzip and deflate bodies are decoded here (not when the request asked for `identity`).
+    private var decodesContent = true
 
     // Filled on the loop thread while the transfer runs.
     /// When bytes last moved, on the monotonic clock; the loop's idle timer reads it.
     var lastActivity: UInt64 = 0
-    /// The header block of the latest response (an earlier `100 Continue` block is dropped).
-    private var headerBytes: [UInt8] = []
-    private var body = Data()
+    /// Whether the sink is full and curl has paused the transfer; the idle timer leaves it alone.
+    var isPaused = false
+    /// Asks the loop to unpause this transfer; set by the sender before the start.
+    var requestResume: (@Sendable () -> Void)?
+    private var head: CurlResponseHead
+    private var deliveredHead: ResponseHead?
+    private var redirectHop: CurlRedirect.Hop?
+    private var decoder: ContentDecoder?
+    /// Bytes at the start of the next delivery that were consumed before a pause: curl delivers a
+    /// paused chunk again, whole.
+    private var consumedBeforePause = 0
     private var progress = TransferProgress()
-    /// `nil` until the first body bytes arrive; `false` for the body of a redirect.
-    private var reportsDownloadProgress: Bool?
+    /// Why a callback stopped the transfer: the sink, the decoder or the head parser threw.
+    private var callbackFailure: (any Error)?
     /// Set by the loop when it ends the transfer itself: cancellation or the idle timer.
     var failure: URLError?
     /// curl's verdict on the transfer, set by the loop when it ends.
@@ -42,14 +63,19 @@ final class CurlTransfer: @unchecked Sendable {
     var continuation: CheckedContinuation<Void, Never>?
 
     /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
-    init(request: URLRequest, url: URL, bodyFile: URL?, idleTimeout: Duration, connectTimeout: Duration,
-         totalTimeLeft: Duration?, progress: (@Sendable (TransferProgress) -> Void)?, easy: CurlEasyHandle) throws {
+    init(request: URLRequest, url: URL, bodyFile: URL?, transportRequest: TransportRequest, connectTimeout: Duration,
+         totalTimeLeft: Duration?, sink: any ResponseBodySink, easy: CurlEasyHandle) throws {
         self.easy = easy
         self.url = url
+        self.request = request
+        self.sink = sink
         let address = url.absoluteString
         origin = CurlTransfer.origin(of: address)
+        let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
-        progressHandler = progress
+        followsRedirects = transportRequest.followsRedirects
+        head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize)
+        progressHandler = transportRequest.progress
         if let bodyFile {
             requestBody = try CurlRequestBody(file: bodyFile)
         } else if let data = request.httpBody {
@@ -86,15 +112,13 @@ final class CurlTransfer: @unchecked Sendable {
 
         let method = request.httpMethod ?? "GET"
         var fields = request.allHTTPHeaderFields ?? [:]
-        // Like URLSession: accept every encoding curl decodes unless the request names its own;
-        // `identity` goes out as a plain header and nothing is decoded.
+        // Convey decodes gzip and deflate itself, checking their integrity, and hands any other
+        // coding through undecoded; so curl neither asks for nor decodes anything.
+        easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
+        easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
         let acceptEncoding = CurlHeaderName.remove("Accept-Encoding", from: &fields)
-        if let acceptEncoding, acceptEncoding.lowercased() == "identity" {
-            fields["Accept-Encoding"] = acceptEncoding
-            easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
-        } else {
-            easy.set(CURLOPT_ACCEPT_ENCODING, string: acceptEncoding ?? "")
-        }
+        decodesContent = acceptEncoding?.lowercased() != "identity"
+        fields["Accept-Encoding"] = acceptEncoding ?? "gzip, deflate"
         // curl computes the length itself.
         _ = CurlHeaderName.remove("Content-Length", from: &fields)
 
@@ -137,49 +161,148 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = nil
     }
 
-    /// The response, or the `URLError` the transfer ended with. `handOff` is the lock the loop
-    /// held when it finished the transfer: taking it orders everything the loop wrote before.
-    func outcome(after handOff: NSLock) throws -> (response: HTTPURLResponse, body: Data) {
+    /// How the transfer ended, or the error it failed with. `handOff` is the lock the loop held
+    /// when it finished the transfer: taking it orders everything the loop wrote before.
+    func outcome(after handOff: NSLock) throws -> Outcome {
         handOff.withLock {}
+        if let callbackFailure { throw failure(for: callbackFailure) }
         if let failure { throw failure }
         guard result == CURLE_OK else {
+            if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil, redirectHop == nil {
+                // curl refuses a single header line over its own limit (CURL_MAX_HTTP_HEADER) this way.
+                throw ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Self.curlHeaderLineLimit, url: url))
+            }
             throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
                                       url: url, bodyReadFailed: requestBody?.readFailed ?? false)
         }
-        let status = easy.info(CURLINFO_RESPONSE_CODE)
-        let version = CurlResponseHead.httpVersion(curlVersion: easy.info(CURLINFO_HTTP_VERSION))
-        guard let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: version,
-                                             headerFields: CurlResponseHead.fields(in: headerBytes)) else {
-            throw URLError(.badServerResponse, userInfo: [NSURLErrorFailingURLErrorKey: url])
+        if let redirectHop { return .redirect(redirectHop) }
+        guard let deliveredHead else {
+            throw Self.malformed("the response head never completed before the connection closed", url: url)
         }
-        return (response, body)
+        do {
+            try decoder?.finish()
+        } catch {
+            throw failure(for: error)
+        }
+        return .delivered(metrics(httpVersion: deliveredHead.httpVersion))
     }
+
+    /// The figures curl kept for this transfer.
+    private func metrics(httpVersion: String) -> ExchangeMetrics {
+        func elapsed(_ info: CURLINFO) -> Duration? {
+            let microseconds = easy.offsetInfo(info)
+            return microseconds > 0 ? .microseconds(microseconds) : nil
+        }
+        func size(_ info: CURLINFO) -> Int64? {
+            let bytes = easy.offsetInfo(info)
+            return bytes >= 0 ? bytes : nil
+        }
+        return ExchangeMetrics(
+            nameLookup: elapsed(CURLINFO_NAMELOOKUP_TIME_T), connect: elapsed(CURLINFO_CONNECT_TIME_T),
+            tlsHandshake: elapsed(CURLINFO_APPCONNECT_TIME_T), firstByte: elapsed(CURLINFO_STARTTRANSFER_TIME_T),
+            total: elapsed(CURLINFO_TOTAL_TIME_T), bytesSent: size(CURLINFO_SIZE_UPLOAD_T),
+            bytesReceived: size(CURLINFO_SIZE_DOWNLOAD_T), httpVersion: httpVersion,
+            reusedConnection: easy.info(CURLINFO_NUM_CONNECTS) == 0)
+    }
+
+    /// What a callback's error means to the pipeline.
+    private func failure(for error: any Error) -> any Error {
+        switch error {
+        case CurlResponseHead.Failure.tooLarge(let limit):
+            ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Int64(limit), url: url))
+        case CurlResponseHead.Failure.malformed(let reason):
+            Self.malformed(reason, url: url)
+        case let decoding as URLError where decoding.code == .cannotDecodeContentData:
+            URLError(.cannotDecodeContentData, userInfo: [
+                NSLocalizedDescriptionKey: "The body from \(url.absoluteString) could not be decoded: \(decoding.localizedDescription)",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
+        default: error
+        }
+    }
+
+    private static func malformed(_ reason: String, url: URL) -> URLError {
+        URLError(.badServerResponse, userInfo: [
+            NSLocalizedDescriptionKey: "Malformed response from \(url.absoluteString): \(reason)",
+            NSURLErrorFailingURLErrorKey: url,
+        ])
+    }
+
+    /// curl's limit on one header line (CURL_MAX_HTTP_HEADER).
+    private static var curlHeaderLineLimit: Int64 { 100 * 1024 }
 
     // MARK: Callbacks, on the loop thread
 
     fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        // A header block arrives all at once; its status line is activity enough.
-        if bytes.starts(with: CurlResponseHead.statusLinePrefix) {
-            lastActivity = CurlClock.now
-            headerBytes.removeAll(keepingCapacity: true)
+        lastActivity = CurlClock.now
+        // Trailer fields after a chunked body, or the rest of a redirect: not part of the head.
+        guard deliveredHead == nil, redirectHop == nil else { return bytes.count }
+        do {
+            guard try head.consume(bytes) else { return bytes.count }
+            let status = head.statusCode
+            // An interim response (100 Continue, 103 Early Hints): the final head follows.
+            if (100..<200).contains(status), status != 101 { return bytes.count }
+            let final = try head.head(url: url)
+            if followsRedirects, let hop = CurlRedirect.nextHop(after: final, request: request, url: url) {
+                redirectHop = hop
+                return bytes.count
+            }
+            if decodesContent, let coding = ContentDecoder.Coding(contentEncoding: final.fields["Content-Encoding"]) {
+                decoder = ContentDecoder(coding: coding)
+            }
+            try sink.receive(final)
+            deliveredHead = final
+            if progressHandler != nil {
+                let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+                progress.totalBytesToReceive = expected >= 0 ? expected : nil
+            }
+            return bytes.count
+        } catch {
+            callbackFailure = error
+            return 0
         }
-        headerBytes.append(contentsOf: bytes)
-        return bytes.count
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastActivity = CurlClock.now
-        body.append(contentsOf: bytes)
-        guard let progressHandler else { return bytes.count }
-        if reportsDownloadProgress == nil {
-            reportsDownloadProgress = !CurlRedirect.isRedirect(status: easy.info(CURLINFO_RESPONSE_CODE))
-            let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-            progress.totalBytesToReceive = expected >= 0 ? expected : nil
+        guard redirectHop == nil else { return bytes.count }
+        guard deliveredHead != nil else {
+            callbackFailure = CurlResponseHead.Failure.malformed("body bytes arrived before a complete head")
+            return 0
         }
-        guard reportsDownloadProgress == true else { return bytes.count }
-        progress.bytesReceived += Int64(bytes.count)
+        let skipped = min(consumedBeforePause, bytes.count)
+        let input = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
+        do {
+            if let decoder {
+                let step = try decoder.decode(input) { try sink.offer($0) }
+                if step.paused {
+                    consumedBeforePause = skipped + step.consumed
+                    reportReceived(step.consumed)
+                    return pause()
+                }
+            } else if try !sink.offer(input) {
+                return pause()
+            }
+            consumedBeforePause = 0
+            reportReceived(input.count)
+            return bytes.count
+        } catch {
+            callbackFailure = error
+            return 0
+        }
+    }
+
+    /// Pauses the transfer until the sink can take bytes again.
+    private func pause() -> Int {
+        isPaused = true
+        if let requestResume { sink.whenReady(requestResume) }
+        return Int(CURL_WRITEFUNC_PAUSE)
+    }
+
+    private func reportReceived(_ count: Int) {
+        guard let progressHandler, count > 0 else { return }
+        progress.bytesReceived += Int64(count)
         progressHandler(progress)
-        return bytes.count
     }
 
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {

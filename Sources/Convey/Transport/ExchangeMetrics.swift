@@ -1,0 +1,45 @@
+/// What one exchange cost on the wire: phase timings, bytes each way, protocol and connection reuse.
+///
+/// Each timing counts from the start of the exchange (as curl's `-w` reports them) and is `nil`
+/// when the transport could not measure it, never zero by default. `CurlTransport` fills every
+/// field from libcurl's transfer info; `URLSessionTransport` fills what task metrics provide
+/// (little on Linux); a stub fills nothing. With redirects followed by the transport, the
+/// figures describe the last hop.
+public struct ExchangeMetrics: Sendable, Hashable {
+    /// Time until the host name was resolved.
+    public var nameLookup: Duration?
+    /// Time until the TCP connection was up.
+    public var connect: Duration?
+    /// Time until the TLS handshake was done; `nil` for plain HTTP.
+    public var tlsHandshake: Duration?
+    /// Time until the first byte of the response arrived.
+    public var firstByte: Duration?
+    /// Time until the exchange was over.
+    public var total: Duration?
+    /// Request body bytes sent.
+    public var bytesSent: Int64?
+    /// Response body bytes received, as they came off the wire (before decompression).
+    public var bytesReceived: Int64?
+    /// The protocol the response came in, as a status line spells it: `HTTP/1.1`, `HTTP/2`.
+    public var httpVersion: String?
+    /// Whether the exchange went over a connection that was already open.
+    public var reusedConnection: Bool?
+
+    /// Metrics with nothing measured.
+    public init(nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
+                firstByte: Duration? = nil, total: Duration? = nil, bytesSent: Int64? = nil, bytesReceived: Int64? = nil,
+                httpVersion: String? = nil, reusedConnection: Bool? = nil) {
+        self.nameLookup = nameLookup
+        self.connect = connect
+        self.tlsHandshake = tlsHandshake
+        self.firstByte = firstByte
+        self.total = total
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+        self.httpVersion = httpVersion
+        self.reusedConnection = reusedConnection
+    }
+
+    /// Whether the transport measured nothing.
+    public var isEmpty: Bool { self == ExchangeMetrics() }
+}
