@@ -11,10 +11,12 @@ struct CacheAnswer: Sendable {
     let response: TransportResponse
     /// Where the response came from.
     let status: CacheStatus
+    /// What the server sent when it differs from `response` (a 304 the stored body answered), for echo.
+    var received: TransportResponse?
 
     /// The same answer with another status.
     func with(status: CacheStatus) -> CacheAnswer {
-        CacheAnswer(request: request, response: response, status: status)
+        CacheAnswer(request: request, response: response, status: status, received: received)
     }
 }
 
@@ -156,7 +158,7 @@ struct CacheCoordinator {
             } else {
                 await cache.storeVariantInBackground(refreshed)
             }
-            return CacheAnswer(request: sending, response: replay(refreshed, url: url, at: receivedAt), status: .revalidated)
+            return CacheAnswer(request: sending, response: replay(refreshed, url: url, at: receivedAt), status: .revalidated, received: sent)
         }
 
         let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
@@ -191,7 +193,7 @@ struct CacheCoordinator {
             do {
                 let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send,
                                                      cancellation: exchangeCancellation)
-                await self.reporter.report(answer.request, .success(answer.response), status: .backgroundRefresh,
+                await self.reporter.report(answer.request, .success(answer.received ?? answer.response), status: .backgroundRefresh,
                                            startedAt: startedAt, until: cache.clock.now())
                 return answer
             } catch {
