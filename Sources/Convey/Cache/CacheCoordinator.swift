@@ -27,8 +27,9 @@ struct CacheAnswer: Sendable {
 @ConveyActor
 struct CacheCoordinator {
     /// Sends a request over the network; the cancellation is the one its transport must honour
-    /// (the task's own, or a shared exchange's that belongs to no single task).
-    typealias Send = @ConveyActor @Sendable (URLRequest, TransportCancellation?) async throws -> TransportResponse
+    /// (the task's own, or a shared exchange's that belongs to no single task), and the flag says
+    /// whether the transport follows redirects (the cache follows them itself for what it handles).
+    typealias Send = @ConveyActor @Sendable (URLRequest, TransportCancellation?, Bool) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
@@ -56,8 +57,24 @@ struct CacheCoordinator {
         reporter = CacheExchangeReporter(task: task, server: server)
     }
 
-    /// Answers `request` from the cache, the network (through `send`), or both.
+    /// Answers `request` from the cache, the network (through `send`), or both, following the
+    /// redirects of the GET and HEAD requests the cache handles, each hop through the cache.
     func respond(to request: URLRequest, send: @escaping Send) async throws -> CacheAnswer {
+        var hopRequest = request
+        var answer = try await respondOnce(to: request, send: send)
+        for _ in 0..<CacheRedirect.maximumHops {
+            guard let next = CacheRedirect.next(after: answer.response.head, request: hopRequest) else { return answer }
+            // Each hop is an exchange of its own: show it like one.
+            let now = cache?.clock.now() ?? Date()
+            await reporter.report(answer.request, .success(answer.received ?? answer.response), status: answer.status, startedAt: now, until: now)
+            hopRequest = next
+            answer = try await respondOnce(to: next, send: send)
+        }
+        throw URLError(.httpTooManyRedirects)
+    }
+
+    /// One hop: `request` answered from the cache, the network, or both.
+    private func respondOnce(to request: URLRequest, send: @escaping Send) async throws -> CacheAnswer {
         if strategy == .localOnly { return try await answerLocally(request) }
         guard let cache, strategy != .never, let url = request.url else { return try await network(request, send) }
         let method = request.httpMethod ?? "GET"
@@ -130,7 +147,7 @@ struct CacheCoordinator {
         let requestedAt = cache.clock.now()
         let sent: TransportResponse
         do {
-            sent = try await send(sending, cancellation)
+            sent = try await send(sending, cancellation, false)
         } catch {
             if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
                 return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
@@ -245,7 +262,7 @@ struct CacheCoordinator {
     }
 
     private func network(_ request: URLRequest, _ send: Send) async throws -> CacheAnswer {
-        CacheAnswer(request: request, response: try await send(request, cancellation), status: .network)
+        CacheAnswer(request: request, response: try await send(request, cancellation, true), status: .network)
     }
 
     private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {

@@ -105,12 +105,13 @@ struct TaskRunner<T: DownloadingTask> {
                 let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
                 let bodyLimit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
                 let coordinator = CacheCoordinator(task: task, server: server, cancellation: session.cancellation, hasBody: body != nil)
-                answer = try await coordinator.respond(to: request) { [bodyFile] sending, cancellation in
+                answer = try await coordinator.respond(to: request) { [bodyFile] sending, cancellation, followsRedirects in
                     var exchange = TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
                         progress: UploadProgressRelay.transportHandler(for: task), cancellation: cancellation)
                     exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                    exchange.followsRedirects = followsRedirects
                     let body = InMemoryBody(limit: bodyLimit, url: sending.url)
                     let metrics = try await server.transport.send(exchange, into: body)
                     return try body.response(metrics: metrics)

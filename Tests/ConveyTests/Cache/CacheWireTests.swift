@@ -170,12 +170,37 @@ struct CacheWireTests {
         #expect(try await fetch("b").cacheStatus == .hit)
     }
 
-    @Test func aRedirectedResponseIsNotStoredUnderTheFirstURL() async throws {
+    @Test func aTemporaryRedirectIsFollowedEachTimeAndItsTargetStoredUnderItsOwnURL() async throws {
         let cache = DataCache()
         let server = try httpbin(cache: cache)
-        let response = try await CacheProbeTask(server: server, path: "redirect-to", queryParameters: ["url": "/cache/60"]).download()
-        #expect(response.statusCode == 200)
-        #expect(await cache.response(for: try #require(response.request.url)) == nil)
+        let first = try await CacheProbeTask(server: server, path: "redirect-to", queryParameters: ["url": "/cache/60"]).download()
+        #expect(first.statusCode == 200)
+        let target = try #require(first.request.url)
+        #expect(target.path == "/cache/60")
+        #expect(await cache.response(for: target) != nil)
+        let redirecting = try testURL(try TestServers.httpbin().urlString(forPath: "redirect-to") + "?url=%2Fcache%2F60")
+        #expect(await cache.response(for: redirecting) == nil)
+        let second = try await CacheProbeTask(server: server, path: "redirect-to", queryParameters: ["url": "/cache/60"]).download()
+        #expect(second.cacheStatus == .hit)
+    }
+
+    @Test func rfc9110_15_4_2_aPermanentRedirectFromNginxIsStoredAndFollowedFromTheCache() async throws {
+        let echo = EchoCapture()
+        var configuration = ServerConfiguration(echoSink: echo)
+        configuration.cache = DataCache()
+        configuration.defaultEchoStyle = .consoleMinimum
+        let server = ConveyServer(remote: try TestServers.nginx(), configuration: configuration)
+        let run = UUID().uuidString
+        let first = try await CacheProbeTask(server: server, path: "counted-permanent", queryParameters: ["run": run]).download()
+        #expect(first.stringResult == "Hello from nginx\n")
+        #expect(first.request.url?.path == "/hello.txt")
+        let second = try await CacheProbeTask(server: server, path: "counted-permanent", queryParameters: ["run": run]).download()
+        #expect(second.stringResult == "Hello from nginx\n")
+        #expect(second.cacheStatus == .revalidated)
+        try await waitUntil("nginx logged the redirect") { (try? nginxCount(run)) ?? 0 >= 1 }
+        #expect(try nginxCount(run) == 1)
+        #expect(echo.text.contains("301 Moved Permanently"))
+        #expect(echo.text.contains("cache hit"))
     }
 
     @Test func remoteFirstFallsBackWhenTheServerCannotBeReached() async throws {
