@@ -45,8 +45,8 @@ struct ResultPrinter {
             default: .boldRed
             }
             console.out(console.styled("HTTP \(status)", color))
-            for (name, value) in report.responseHeaders(redaction).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
-                console.out(console.styled(name, .cyan) + ": " + value)
+            for field in report.responseHeaders(redaction) {
+                console.out(console.styled(field.name, .cyan) + ": " + field.value)
             }
             console.out()
             if let body = bodyText(response.data) { console.out(body) }

@@ -44,15 +44,15 @@ struct CacheCoordinator {
 
     /// The coordinator for a run of `task` against `server`.
     ///
-    /// - Parameters:
-    ///   - cancellation: the run's cancellation (tag, total timeout), which a coalesced wait honours.
-    ///   - hasBody: whether the request has a body (from a file or memory); such requests are never coalesced.
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer, cancellation: TransportCancellation? = nil, hasBody: Bool = false) {
+    /// - Parameter cancellation: the run's cancellation (tag, total timeout): what its own sends
+    ///   honour, and what ends its wait for a shared exchange.
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, cancellation: TransportCancellation?) {
         cache = server.configuration.cache
         strategy = task.cacheStrategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
         heuristic = server.configuration.heuristicFreshness
-        coalesces = !hasBody && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
+        // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
+        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
         self.cancellation = cancellation
         reporter = CacheExchangeReporter(task: task, server: server)
     }

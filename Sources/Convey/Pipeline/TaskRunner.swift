@@ -5,8 +5,9 @@ import FoundationNetworking
 
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
-/// Each attempt: build → `willSendRequest` → send → `didReceiveResponse` → validate the status →
-/// decode → echo. After a failed attempt: one credential refresh and retry after a 401, or
+/// Each attempt: build → `willSendRequest` → send into the delivery's sink → `didReceiveResponse`
+/// → validate the status → the delivery's payload (decode, finish a file, hand over a stream) →
+/// echo. After a failed attempt: one credential refresh and retry after a 401, or
 /// `retryInterval(afterError:count:)` and a cancellable wait, or the end. Then `didFinish` or
 /// `didFail`, and last the server's `didFinish(task:response:error:)`, exactly once per run.
 @ConveyActor
@@ -14,31 +15,38 @@ struct TaskRunner<T: DownloadingTask> {
     let task: T
 
     /// The outcome of one attempt, with whatever of the exchange completed.
-    private struct Attempt {
+    private struct Attempt<Output: Sendable> {
         var request: URLRequest?
         var exchange: ServerResponse<Data>?
         var elapsed: Duration = .zero
-        var result: Result<ServerResponse<T.DownloadPayload>, any Error>
+        var result: Result<ServerResponse<Output>, any Error>
+    }
+
+    /// Runs the task with its body in memory, decoded into its payload.
+    func run() async throws -> ServerResponse<T.DownloadPayload> {
+        try await run(MemoryDelivery(task: task))
     }
 
     /// Runs the task as a `ConveySession`, in the caller's own task: cancellation by tag or type
     /// and the total timeout stop what the run waits on through `session.cancellation`, so the
     /// caller's task is never cancelled by them and no task is spawned per run.
-    func run() async throws -> ServerResponse<T.DownloadPayload> {
+    func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
         let server = task.server
         let totalTimeout = (task.configuration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
         let session = ConveySession(tag: task.sessionTag, taskType: T.self, totalTimeout: totalTimeout)
         session.begin()
         defer { session.end() }
-        return try await runAttempts(server: server, session: session)
+        return try await runAttempts(delivery, server: server, session: session)
     }
 
-    private func runAttempts(server: ConveyServer, session: ConveySession) async throws -> ServerResponse<T.DownloadPayload> {
+    private func runAttempts<Delivery: ResponseDelivery>(
+        _ delivery: Delivery, server: ConveyServer, session: ConveySession
+    ) async throws -> ServerResponse<Delivery.Output> {
         var attemptNumber = 1
         var refreshedCredentials = false
         while true {
             let credentialGeneration = server.credentialRefresh.generation
-            var attempt = await perform(attemptNumber: attemptNumber, server: server, session: session)
+            var attempt = await perform(delivery, attemptNumber: attemptNumber, server: server, session: session)
             if case .failure(let error) = attempt.result {
                 attempt.result = .failure(session.explain(error, url: attempt.request?.url))
             }
@@ -46,7 +54,7 @@ struct TaskRunner<T: DownloadingTask> {
                          error: attempt.result.failure, attemptNumber: attemptNumber, duration: attempt.elapsed)
             switch attempt.result {
             case .success(let response):
-                await task.didFinish(with: response)
+                if let typed = response as? ServerResponse<T.DownloadPayload> { await task.didFinish(with: typed) }
                 await server.didFinish(task: task, response: attempt.exchange, error: nil)
                 return response
             case .failure(let attemptError):
@@ -75,8 +83,10 @@ struct TaskRunner<T: DownloadingTask> {
         }
     }
 
-    private func perform(attemptNumber: Int, server: ConveyServer, session: ConveySession) async -> Attempt {
-        var attempt = Attempt(result: .failure(ConveyError.cancelled))
+    private func perform<Delivery: ResponseDelivery>(
+        _ delivery: Delivery, attemptNumber: Int, server: ConveyServer, session: ConveySession
+    ) async -> Attempt<Delivery.Output> {
+        var attempt = Attempt<Delivery.Output>(result: .failure(ConveyError.cancelled))
         var stagedFile: URL?
         let clock = ContinuousClock.now
         defer { if let stagedFile { try? FileManager.default.removeItem(at: stagedFile) } }
@@ -93,60 +103,53 @@ struct TaskRunner<T: DownloadingTask> {
                 if removeWhenDone { stagedFile = file }
             }
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
+            delivery.prepare(&request)
             request = try await task.willSendRequest(request: request)
             attempt.request = request
 
-            // Send, through the cache: it may answer, add conditional headers, store, or fall back.
+            // Send, into the delivery's sink.
             let startedAt = Date()
             let sendClock = ContinuousClock.now
             let timeout = RequestBuilder.timeout(for: task, server: server)
-            let answer: CacheAnswer
+            let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
+            let progress = UploadProgressRelay.transportHandler(for: task)
+            let received: DeliveredExchange
             do {
-                let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
-                let bodyLimit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
-                let coordinator = CacheCoordinator(task: task, server: server, cancellation: session.cancellation, hasBody: body != nil)
-                answer = try await coordinator.respond(to: request) { [bodyFile] sending, cancellation, followsRedirects in
+                received = try await delivery.exchange(request, cancellation: session.cancellation) { sending, sink, options in
                     var exchange = TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: UploadProgressRelay.transportHandler(for: task), cancellation: cancellation)
+                        progress: progress, cancellation: options.cancellation)
                     exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
-                    exchange.followsRedirects = followsRedirects
-                    let body = InMemoryBody(limit: bodyLimit, url: sending.url)
-                    let metrics = try await server.transport.send(exchange, into: body)
-                    return try body.response(metrics: metrics)
+                    exchange.followsRedirects = options.followsRedirects
+                    return try await server.transport.send(exchange, into: sink)
                 }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)
             }
             try session.checkCancellation()
-            let sent = answer.response
-            attempt.request = answer.request
-            var exchange = ServerResponse(payload: sent.data, data: sent.data, request: answer.request, head: sent.head,
+            attempt.request = received.request
+            var exchange = ServerResponse(payload: received.data, data: received.data, request: received.request, head: received.head,
                                           startedAt: startedAt, duration: sendClock.duration(to: .now), attemptNumber: attemptNumber)
-            exchange.cacheStatus = answer.status
-            exchange.metrics = sent.metrics
+            exchange.cacheStatus = received.cacheStatus
+            exchange.metrics = received.metrics
             attempt.exchange = exchange
 
             // Validate.
-            try await task.didReceiveResponse(response: sent.head.makeHTTPURLResponse(), data: sent.data)
+            try await task.didReceiveResponse(response: received.head.makeHTTPURLResponse(), data: received.data)
             try session.checkCancellation()
-            let status = sent.head.statusCode
+            let status = received.head.statusCode
             if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(status) {
-                throw HTTPError(statusCode: status, body: sent.data, headers: sent.head.fields.combined,
+                throw HTTPError(statusCode: status, body: received.data, headers: received.head.fields.combined,
                                 url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))
             }
 
-            // Decode, off the actor unless there is nothing to decode.
-            if let payload = PayloadDecoding.passThrough(T.DownloadPayload.self, sent.data) {
-                attempt.result = .success(exchange.replacingPayload(payload))
-            } else {
-                let payload = try await PayloadDecoding.decodeConcurrently(
-                    T.DownloadPayload.self, from: sent.data, using: task.decoder, url: request.url)
-                try session.checkCancellation()
-                attempt.result = .success(exchange.replacingPayload(payload))
-            }
+            // Payload: decoded off the actor, a finished file, or a stream.
+            let payload = try await delivery.payload(from: exchange, url: request.url)
+            try session.checkCancellation()
+            attempt.result = .success(exchange.replacingPayload(payload))
         } catch {
+            delivery.abandon()
             attempt.result = .failure(error is CancellationError ? ConveyError.cancelled : error)
         }
         attempt.elapsed = clock.duration(to: .now)

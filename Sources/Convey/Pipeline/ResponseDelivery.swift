@@ -1,0 +1,58 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where an attempt's response body goes and what the run makes of it: the one step of
+/// `TaskRunner`'s path that differs between ordinary tasks (memory, cache, decoding), downloads
+/// to a file and streams.
+@ConveyActor
+protocol ResponseDelivery {
+    /// What a successful run returns as its payload.
+    associatedtype Output: Sendable
+
+    /// Adjusts an attempt's request before `willSendRequest` sees it (a download's `Range`).
+    func prepare(_ request: inout URLRequest)
+
+    /// Sends `request` through `send`, giving it a sink, and returns the response once the
+    /// delivery has what validation needs: the head, and the body when it is kept in memory.
+    /// `cancellation` is the run's (tag, total timeout): what `send` is given unless an exchange
+    /// shared between runs brings its own.
+    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange
+
+    /// Turns a validated response into the run's payload.
+    func payload(from response: ServerResponse<Data>, url: URL?) async throws -> Output
+
+    /// Lets go of whatever an attempt still holds after it failed (a stream's transfer).
+    func abandon()
+}
+
+/// Sends one request into a sink, with the attempt's timeouts and the options' cancellation.
+typealias DeliverySend = @ConveyActor (URLRequest, any ResponseBodySink, SendOptions) async throws -> ExchangeMetrics
+
+/// How one send is made: what stops it, and whether the transport follows redirects.
+struct SendOptions: Sendable {
+    /// The cancellation the transport honours: the run's own, or a shared exchange's (coalescing).
+    var cancellation: TransportCancellation?
+    /// Whether the transport follows redirects; the cache follows them itself for what it handles.
+    var followsRedirects = true
+}
+
+/// What one exchange gave the pipeline, before validation.
+struct DeliveredExchange {
+    /// The request as sent (with any headers the cache or the delivery added).
+    var request: URLRequest
+    /// The final response's head.
+    var head: ResponseHead
+    /// The body held in memory: all of it for ordinary tasks, the start of an error body otherwise.
+    var data: Data
+    /// What the exchange cost on the wire.
+    var metrics: ExchangeMetrics
+    /// Whether the cache took part.
+    var cacheStatus: CacheStatus = .network
+}
+
+extension ResponseDelivery {
+    func prepare(_ request: inout URLRequest) {}
+    func abandon() {}
+}
