@@ -1,5 +1,5 @@
 /// Where a response came from, as far as the cache is concerned (`ServerResponse.cacheStatus`).
-public enum CacheStatus: String, Sendable, Hashable {
+public enum CacheStatus: String, Sendable, Hashable, Codable {
     /// From the network, complete. The cache may have stored it.
     case network
     /// From the cache without contacting the server: a fresh response under `.localFirst`, or

@@ -150,7 +150,7 @@ public actor DataCache {
         let primary = await entry(forKey: key)
         if let primary, HTTPCacheRules.mismatch(of: primary, with: request) == nil { return primary }
         var candidates = await variantKeys(of: key)
-        if let primary, !primary.varyingRequestHeaders.isEmpty, HTTPCacheRules.differsOnlyInVariant(primary, request) {
+        if let primary, !primary.varyingRequestHeaders.isEmpty, HTTPCacheRules.hasSameCredentials(primary, request) {
             let computed = CacheKey.variantKey(key, HTTPCacheRules.requestVariant(of: primary, for: request))
             if !candidates.contains(computed) { candidates.append(computed) }
         }

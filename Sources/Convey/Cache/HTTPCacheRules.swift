@@ -93,8 +93,8 @@ enum HTTPCacheRules {
         }
     }
 
-    /// Whether a mismatch is only about `Vary` (another variant may match) rather than credentials.
-    static func differsOnlyInVariant(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
+    /// Whether `request` carries the credentials `entry` was stored for, so another `Vary` variant may answer it.
+    static func hasSameCredentials(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
         authorizationFingerprint(of: request) == entry.authorizationFingerprint
     }
 

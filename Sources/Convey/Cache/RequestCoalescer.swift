@@ -25,13 +25,10 @@ final class RequestCoalescer: @unchecked Sendable {
     private let lock = NSLock()
     private var inFlight: [String: Exchange] = [:]
     private var nextWaiter = 0
-    private var exchangesStarted = 0
 
     /// How many callers wait on exchanges in flight now, for tests that must know everyone has joined.
     var waitingCount: Int { lock.withLock { inFlight.values.reduce(0) { $0 + $1.active.count } } }
 
-    /// How many shared exchanges have started (each one request on the wire), for tests and benchmarks.
-    var startedCount: Int { lock.withLock { exchangesStarted } }
 
     /// The outcome of the exchange for `key`: a new one running `operation` when none is in flight
     /// (`joined` false), else the one in flight (`joined` true).
@@ -50,7 +47,6 @@ final class RequestCoalescer: @unchecked Sendable {
             let started = Exchange()
             started.active.insert(nextWaiter)
             inFlight[key] = started
-            exchangesStarted += 1
             return (started, nextWaiter, true)
         }
         if isLeader { start(exchange, key: key, operation: operation) }
@@ -79,7 +75,6 @@ final class RequestCoalescer: @unchecked Sendable {
             guard inFlight[key] == nil else { return nil }
             let started = Exchange()
             inFlight[key] = started
-            exchangesStarted += 1
             return started
         }
         if let exchange { start(exchange, key: key, operation: operation) }

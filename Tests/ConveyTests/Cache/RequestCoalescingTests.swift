@@ -69,6 +69,26 @@ struct RequestCoalescingTests {
         #expect(echo.text.components(separatedBy: "cache joined").count == 20)
     }
 
+    @Test func recordingsShowTheSharedExchangeOnceAndEachWaiterAsJoined() async throws {
+        try await withTemporaryFolder { folder in
+            let recorder = TaskRecorder(folder: folder)
+            let origin = gatedOrigin()
+            let (server, cache) = try server(origin) {
+                $0.recorder = recorder
+                $0.defaultEchoStyle = .recorded
+            }
+            let tasks = startGets(3, server: server)
+            try await waitUntil("3 callers wait") { cache.coalescer.waitingCount == 3 }
+            gate.open()
+            for task in tasks { _ = try await task.value }
+            await recorder.flush()
+            let statuses = await recorder.records().map(\.cacheStatus)
+            #expect(statuses.count == 3)
+            #expect(statuses.filter { $0 == nil }.count == 1)
+            #expect(statuses.filter { $0 == .joined }.count == 2)
+        }
+    }
+
     @Test func cancellingOneWaiterLeavesTheExchangeToTheOthers() async throws {
         let origin = gatedOrigin()
         let (server, cache) = try server(origin)
