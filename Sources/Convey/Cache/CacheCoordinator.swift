@@ -63,7 +63,8 @@ struct CacheCoordinator {
         var hopRequest = request
         var answer = try await respondOnce(to: request, send: send)
         for _ in 0..<CacheRedirect.maximumHops {
-            guard let next = CacheRedirect.next(after: answer.response.head, request: hopRequest) else { return answer }
+            guard followsRedirects(of: hopRequest), let next = CacheRedirect.next(after: answer.response.head, request: hopRequest)
+            else { return answer }
             // Each hop is an exchange of its own: show it like one.
             let now = cache?.clock.now() ?? Date()
             await reporter.report(answer.request, .success(answer.received ?? answer.response), status: answer.status, startedAt: now, until: now)
@@ -71,6 +72,13 @@ struct CacheCoordinator {
             answer = try await respondOnce(to: next, send: send)
         }
         throw URLError(.httpTooManyRedirects)
+    }
+
+    /// Whether the cache handled `request` and so followed no redirect through the transport:
+    /// a GET or HEAD through a cache, not one the cache leaves alone.
+    private func followsRedirects(of request: URLRequest) -> Bool {
+        let method = request.httpMethod ?? "GET"
+        return cache != nil && strategy != .never && (method == "GET" || method == "HEAD") && reasonToBypass(request) == nil
     }
 
     /// One hop: `request` answered from the cache, the network, or both.
