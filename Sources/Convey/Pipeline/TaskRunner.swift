@@ -136,7 +136,7 @@ struct TaskRunner<T: DownloadingTask> {
             attempt.exchange = exchange
 
             // Validate.
-            try await task.didReceiveResponse(response: received.head.makeHTTPURLResponse(), data: received.data)
+            try await ResponseHook.call(task, head: received.head, data: received.data)
             try session.checkCancellation()
             let status = received.head.statusCode
             if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(status) {
