@@ -117,12 +117,13 @@ struct TaskRunner<T: DownloadingTask> {
             let progress = UploadProgressRelay.transportHandler(for: task)
             let received: DeliveredExchange
             do {
-                received = try await delivery.exchange(request) { sending, sink in
+                received = try await delivery.exchange(request, cancellation: session.cancellation) { sending, sink, options in
                     var exchange = TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: progress, cancellation: session.cancellation)
+                        progress: progress, cancellation: options.cancellation)
                     exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                    exchange.followsRedirects = options.followsRedirects
                     return try await server.transport.send(exchange, into: sink)
                 }
             } catch {
