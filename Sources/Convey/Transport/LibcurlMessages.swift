@@ -23,5 +23,7 @@ enum LibcurlMessages {
         ("Unrecognized content encoding", .cannotDecodeContentData),
         ("Empty reply from server", .networkConnectionLost),
         ("Out of memory", .dataLengthExceedsMaximum),
+        ("SSL certificate problem", .serverCertificateUntrusted),
+        ("SSL connect error", .secureConnectionFailed),
     ]
 }

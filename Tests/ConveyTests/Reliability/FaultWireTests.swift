@@ -15,6 +15,7 @@ struct FaultWireTests {
         let path: String
         var method: HTTPMethod = .get
         var extraHeaders: Headers = []
+        var configuration: TaskConfiguration?
         var headers: Headers { get async throws { extraHeaders } }
     }
 
@@ -98,6 +99,34 @@ struct FaultWireTests {
         }
         #expect(transportFailure(error)?.kind == .cannotConnect)
         #expect(error?.displayMessage == "Couldn't connect to the server. Check your connection and try again.")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anUntrustedCertificateIsASecureConnectionFailure(_ transport: TransportKind) async throws {
+        let url = try TestServers.nginxTLS("/hello.txt")
+        let remote = Remote(name: "tls", url: try #require(URL(string: "https://\(url.host ?? ""):\(url.port ?? 443)")))
+        let error = await #expect(throws: ConveyError.self) {
+            try await Probe(server: try server(transport, remote: remote), path: "hello.txt").send()
+        }
+        #expect(transportFailure(error)?.kind == .secureConnectionFailed)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aStallMidBodyTimesOut(_ transport: TransportKind) async throws {
+        let error = await #expect(throws: ConveyError.self) {
+            try await Probe(server: try server(transport), path: "stall-mid-body", configuration: TaskConfiguration(timeout: .seconds(1))).send()
+        }
+        guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
+        #expect(failure.kind == .attempt)
+        #expect(failure.url?.path == "/stall-mid-body")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aTransportItselfRefusesOtherSchemes(_ transport: TransportKind) async throws {
+        let base = try #require(TestServers.faultURL)
+        let gopher = try #require(URL(string: "gopher://127.0.0.1:\(base.port ?? 70)/count"))
+        let error = await #expect(throws: URLError.self) { try await transport.make().send(gopher) }
+        #expect(error?.code == .unsupportedURL)
     }
 
     @Test(arguments: TransportKind.allCases)
