@@ -106,7 +106,6 @@ struct TaskRunner<T: DownloadingTask> {
             delivery.prepare(&request)
             request = try await task.willSendRequest(request: request)
             try FieldValidation.check(request, source: .willSendRequest)
-            try FieldValidation.check(request, source: .willSendRequest)
             attempt.request = request
 
             // Send, into the delivery's sink.
