@@ -105,6 +105,7 @@ struct TaskRunner<T: DownloadingTask> {
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             delivery.prepare(&request)
             request = try await task.willSendRequest(request: request)
+            try FieldValidation.check(request, source: .willSendRequest)
             attempt.request = request
 
             // Send, into the delivery's sink.
@@ -115,13 +116,13 @@ struct TaskRunner<T: DownloadingTask> {
             let progress = UploadProgressRelay.transportHandler(for: task)
             let received: DeliveredExchange
             do {
-                received = try await delivery.exchange(request) { sending, sink in
+                received = try await delivery.exchange(request, cancellation: session.cancellation) { sending, sink, options in
                     var exchange = TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: progress, cancellation: session.cancellation)
-                    exchange.followsRedirects = task.followsRedirects
+                        progress: progress, cancellation: options.cancellation)
                     exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                    exchange.followsRedirects = options.followsRedirects && task.followsRedirects
                     return try await server.transport.send(exchange, into: sink)
                 }
             } catch {
@@ -154,23 +155,6 @@ struct TaskRunner<T: DownloadingTask> {
         }
         attempt.elapsed = clock.duration(to: .now)
         return attempt
-    }
-}
-
-/// Maps what a transport throws onto Convey's errors.
-enum TransportErrors {
-    static func map(_ error: any Error, url: URL?, timeout: Duration) -> any Error {
-        if error is ConveyError || error is HTTPError { return error }
-        if error is CancellationError { return ConveyError.cancelled }
-        guard let urlError = error as? URLError else {
-            return ConveyError.transport(TransportFailure(code: -1, reason: String(describing: error), url: url))
-        }
-        switch urlError.code {
-        case .cancelled: return ConveyError.cancelled
-        case .timedOut: return ConveyError.timedOut(TimeoutFailure(kind: .attempt, limit: timeout, url: url))
-        default:
-            return ConveyError.transport(TransportFailure(code: urlError.code.rawValue, reason: urlError.localizedDescription, url: url))
-        }
     }
 }
 

@@ -17,6 +17,7 @@ extension RecordedTask {
             responseBodySize: responseBodySize, responseBody: nil,
             error: attempt.error.map(EchoFormatter.summary(of:)),
             metrics: attempt.statusCode == nil || attempt.metrics.isEmpty ? nil : attempt.metrics)
+        cacheStatus = attempt.cacheStatus == .network ? nil : attempt.cacheStatus
     }
 
     private static func outcome(of error: (any Error)?) -> Outcome {

@@ -58,6 +58,9 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     public var error: String?
     /// What the exchange cost on the wire, as far as the transport measured it; `nil` without a response.
     public var metrics: ExchangeMetrics?
+    /// How the cache took part (`hit`, `revalidated`, `joined`, `backgroundRefresh`, …); `nil`
+    /// for a plain network exchange and in records written before the field existed.
+    public var cacheStatus: CacheStatus?
 
     /// Creates a record from its parts; `TaskRecorder` does this for you.
     public init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
