@@ -54,6 +54,15 @@ struct RedirectWireTests {
     }
 
     @Test(arguments: TransportKind.allCases)
+    func aCachingServerDoesNotFollowForATaskThatSaysNotTo(_ kind: TransportKind) async throws {
+        let server = try server(kind) { $0.cache = DataCache() }
+        let response = try await Redirected(server: server, path: "redirect/2", follows: false).download()
+        #expect(response.statusCode == 302)
+        #expect(response.header("Location") == "/relative-redirect/1")
+        #expect(try await Redirected(server: server, path: "redirect/2").download().statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
     func aServerThatDoesNotFollowStopsAtTheFirstHop(_ kind: TransportKind) async throws {
         let server = try server(kind) { $0.followsRedirects = false }
         let response = try await Redirected(server: server, path: "redirect/3").download()
