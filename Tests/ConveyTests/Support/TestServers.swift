@@ -6,6 +6,8 @@ import Testing
 enum TestServers {
     static let httpbinURL = ProcessInfo.processInfo.environment["CONVEY_HTTPBIN_URL"].flatMap(URL.init(string:))
     static let nginxURL = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"].flatMap(URL.init(string:))
+    /// scripts/event-server.py: text/event-stream routes (see its header for them).
+    static let eventsURL = ProcessInfo.processInfo.environment["CONVEY_EVENTS_URL"].flatMap(URL.init(string:))
 
     /// Wire tests run when the servers are up; `scripts/test` sets CONVEY_REQUIRE_SERVERS so
     /// that a missing server fails the run instead of skipping tests.
@@ -15,6 +17,11 @@ enum TestServers {
     static func httpbin(pathPrefix: String = "") throws -> Remote {
         let url = try #require(httpbinURL, "CONVEY_HTTPBIN_URL is not set: run the suite with scripts/test")
         return Remote(name: "httpbin", url: url, pathPrefix: pathPrefix)
+    }
+
+    static func events() throws -> Remote {
+        let url = try #require(eventsURL, "CONVEY_EVENTS_URL is not set: run the suite with scripts/test")
+        return Remote(name: "events", url: url)
     }
 
     static func nginx() throws -> Remote {
