@@ -54,6 +54,7 @@ extension ExitCode {
             case .cancelled: self = .interrupted
             case .encodingFailed, .decodingFailed: self = .localFailure
             case .responseTooLarge: self = .noResponse
+            case .downloadFailed: self = .localFailure
             }
         } else {
             self = .localFailure

@@ -18,6 +18,7 @@ enum DemoText {
         case .decodingFailed: "decodingFailed"
         case .cache: "cache"
         case .responseTooLarge: "responseTooLarge"
+        case .downloadFailed: "downloadFailed"
         }
         return "ConveyError." + name
     }

@@ -19,7 +19,7 @@ enum JSONReport {
             var described: [String: Any] = [
                 "status": response.statusCode,
                 "reason": HTTPStatus.reasonPhrase(for: response.statusCode),
-                "headers": report.responseHeaders(redaction),
+                "headers": report.responseHeaders(redaction).map { [$0.name, $0.value] },
                 "size": response.data.count,
             ]
             if let json = try? JSONSerialization.jsonObject(with: response.data, options: [.fragmentsAllowed]), !response.data.isEmpty {

@@ -7,27 +7,20 @@ struct ResultPrinter {
     let options: OutputOptions
     let redaction: Redaction
 
-    /// Prints the report and returns the exit code: the report's, or a local failure when the
-    /// body could not be saved.
+    /// Prints the report and returns its exit code (a body for `--output` is already on disk).
     func present(_ report: RunReport) -> ExitCode {
-        var exitCode = report.exitCode
-        if let file = options.outputFile, let data = report.response?.data {
-            do {
-                try data.write(to: file)
-            } catch {
-                console.fail("--output: cannot write \(file.path(percentEncoded: false)): \(error.localizedDescription)")
-                exitCode = .localFailure
-            }
+        if options.printsTimings, let metrics = report.response?.metrics {
+            console.err(console.styledError("timings: " + (metrics.isEmpty ? "not measured by this transport" : metrics.description), .dim))
         }
         if options.json {
-            console.out(JSONReport.text(report, redaction: redaction, exitCode: exitCode))
+            console.out(JSONReport.text(report, redaction: redaction, exitCode: report.exitCode))
         } else if options.bodyOnly {
             if options.outputFile == nil, let data = report.response?.data { FileHandle.standardOutput.write(data) }
             printFailure(report)
         } else {
             printForPeople(report)
         }
-        return exitCode
+        return report.exitCode
     }
 
     private func printForPeople(_ report: RunReport) {
@@ -45,20 +38,26 @@ struct ResultPrinter {
             default: .boldRed
             }
             console.out(console.styled("HTTP \(status)", color))
-            for (name, value) in report.responseHeaders(redaction).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
-                console.out(console.styled(name, .cyan) + ": " + value)
+            for field in report.responseHeaders(redaction) {
+                console.out(console.styled(field.name, .cyan) + ": " + field.value)
             }
             console.out()
             if let body = bodyText(response.data) { console.out(body) }
-            console.err(console.styledError("\(status) · \(report.duration.text) · \(ByteSize.text(response.data.count))"
+            console.err(console.styledError("\(status) · \(report.duration.text) · \(ByteSize.text(bodySize(response.data)))"
                                             + (response.attemptNumber > 1 ? " · attempt \(response.attemptNumber)" : "")
                                             + " · \(report.method) \(report.url ?? "")", .dim))
         }
         printFailure(report)
     }
 
+    /// The body's size: of the file `--output` wrote, else of `data`.
+    private func bodySize(_ data: Data) -> Int {
+        guard let file = options.outputFile else { return data.count }
+        return (try? FileManager.default.attributesOfItem(atPath: file.path(percentEncoded: false))[.size] as? NSNumber)?.intValue ?? 0
+    }
+
     private func bodyText(_ data: Data) -> String? {
-        if let file = options.outputFile { return "(\(ByteSize.text(data.count)) saved to \(file.path(percentEncoded: false)))" }
+        if let file = options.outputFile { return "(\(ByteSize.text(bodySize(data))) saved to \(file.path(percentEncoded: false)))" }
         if data.isEmpty { return nil }
         if let json = BodyText.prettyJSON(data) { return JSONHighlighter.highlight(json, console: console) }
         if let text = BodyText.text(data) { return text.hasSuffix("\n") ? String(text.dropLast()) : text }

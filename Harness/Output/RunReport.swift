@@ -27,11 +27,9 @@ struct RunReport: Sendable {
         self.exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: response?.statusCode ?? 200) }
     }
 
-    /// The response headers, credentials masked.
-    func responseHeaders(_ redaction: Redaction) -> [String: String] {
-        redaction.maskedHeaders(response?.httpResponse.allHeaderFields.reduce(into: [String: String]()) {
-            $0[String(describing: $1.key)] = String(describing: $1.value)
-        } ?? [:])
+    /// The response header fields as received, repeats kept, credentials masked.
+    func responseHeaders(_ redaction: Redaction) -> HeaderFields {
+        redaction.maskedFields(response?.headerFields ?? HeaderFields())
     }
 
     /// `200 OK`.
@@ -59,6 +57,7 @@ struct RunReport: Sendable {
         case .decodingFailed: "decoding"
         case .cache: "cache"
         case .responseTooLarge: "too large"
+        case .downloadFailed: "download"
         case .cancelled: "cancelled"
         }
     }

@@ -35,6 +35,7 @@ struct RecordPrinter {
             console.out()
             console.out(console.styled("HTTP \(status) \(HTTPStatus.reasonPhrase(for: status))", status < 400 ? .boldGreen : .boldRed))
             headers(record.responseHeaders)
+            if let metrics = record.metrics { field("Timings", metrics.description) }
             body(record.responseBody, size: record.responseBodySize)
         }
         let masked = record.redactedParts
@@ -64,8 +65,13 @@ struct RecordPrinter {
     }
 
     private func headers(_ headers: [String: String]) {
-        for (name, value) in headers.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
-            console.out("  " + console.styled(name, .cyan) + ": " + value)
+        self.headers(headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
+    }
+
+    /// Header lines in the order given: a response's as received, repeats kept.
+    private func headers(_ headers: [Header]) {
+        for header in headers {
+            console.out("  " + console.styled(header.name, .cyan) + ": " + header.value)
         }
     }
 

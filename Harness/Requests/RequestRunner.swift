@@ -23,7 +23,12 @@ enum RequestRunner {
         var response: ServerResponse<Data>?
         var failure: (any Error)?
         do {
-            response = try await download(task)
+            if let file = output.outputFile {
+                // Streamed to disk as it arrives; the report carries the exchange, not the body.
+                response = try await task.download(to: file, resuming: output.continuesPartialFile).map { _ in Data() }
+            } else {
+                response = try await download(task)
+            }
         } catch {
             failure = error
         }

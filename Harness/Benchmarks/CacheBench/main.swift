@@ -52,10 +52,24 @@ struct BenchTask: ServerTask {
 }
 
 @ConveyActor
-func makeServer(remote: Remote, cache: DataCache?) -> ConveyServer {
+func makeServer(remote: Remote, cache: DataCache?, coalescing: Bool = true) -> ConveyServer {
     var configuration = ServerConfiguration(defaultEchoStyle: .none)
     configuration.cache = cache
+    configuration.coalescesRequests = coalescing
     return ConveyServer(remote: remote, configuration: configuration)
+}
+
+/// The requests nginx logged for URLs containing `marker`, once at least `atLeast` are in (nginx
+/// writes a line after the response, so the last lines may trail the client by a moment).
+func countedRequests(marker: String, logPath: String, atLeast: Int) async throws -> Int {
+    var count = 0
+    for _ in 0..<500 {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        count = text.split(separator: "\n").filter { $0.contains(marker) }.count
+        if count >= atLeast { break }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    return count
 }
 
 extension ConveyServer {
@@ -84,7 +98,7 @@ func printSection(_ title: String) { print("\n## \(title)") }
 func runBenchmarks() async throws {
     let arguments = CommandLine.arguments
     let quick = arguments.contains("--quick")
-    /// `--only network|hits|writes|scale` runs one section.
+    /// `--only network|coalescing|hits|writes|scale` runs one section.
     let only = arguments.firstIndex(of: "--only").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
     func runs(_ section: String) -> Bool { only == nil || only == section }
     let scale = quick ? 10 : 1
@@ -133,6 +147,36 @@ func runBenchmarks() async throws {
         }.line())
     } else {
         print("\n(CONVEY_NGINX_URL not set: network figures skipped; run scripts/bench-cache)")
+    }
+
+    // MARK: Coalescing, counted at nginx
+    if !runs("coalescing") {
+    } else if let nginxText = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"], let nginxURL = URL(string: nginxText),
+              let logPath = ProcessInfo.processInfo.environment["CONVEY_NGINX_COUNTED_LOG"] {
+        printSection("Request coalescing: 100 concurrent identical GETs (nginx /counted-1m/256k.json: no-store, 1 MB/s per request)")
+        let remote = Remote(name: "nginx", url: nginxURL)
+        for coalescing in [true, false] {
+            let cache = DataCache()
+            let server = await makeServer(remote: remote, cache: cache, coalescing: coalescing)
+            let run = UUID().uuidString
+            guard let target = URL(string: nginxText + "/counted-1m/256k.json?run=" + run) else { continue }
+            let clock = ContinuousClock()
+            let oneStart = clock.now
+            _ = try await cache.data(from: target, server: server)
+            let one = clock.now - oneStart
+            let allStart = clock.now
+            let statuses = try await withThrowingTaskGroup(of: CacheStatus.self) { group in
+                for _ in 0..<100 { group.addTask { try await cache.data(from: target, server: server).cacheStatus } }
+                return try await group.reduce(into: [CacheStatus]()) { $0.append($1) }
+            }
+            let all = clock.now - allStart
+            let counted = try await countedRequests(marker: run, logPath: logPath, atLeast: coalescing ? 2 : 101)
+            print(String(format: "%-44@ one GET %7.1f ms   100 concurrent %7.1f ms   requests at nginx %4d (joined %d)",
+                         (coalescing ? "coalescing on (default)" : "coalescing off") as NSString, one.microseconds / 1000,
+                         all.microseconds / 1000, counted - 1, statuses.filter { $0 == .joined }.count))
+        }
+    } else {
+        print("\n(CONVEY_NGINX_COUNTED_LOG not set: coalescing figures skipped; run scripts/bench-cache)")
     }
 
     // MARK: Hits

@@ -4,39 +4,85 @@ import FoundationNetworking
 #endif
 
 /// What answered one attempt's request, and how the cache took part.
-struct CacheAnswer {
+struct CacheAnswer: Sendable {
     /// The request as sent, with any conditional headers the cache added; as built when nothing was sent.
     let request: URLRequest
     /// The response the task sees: from the network, or replayed from the cache.
     let response: TransportResponse
     /// Where the response came from.
     let status: CacheStatus
+    /// What the server sent when it differs from `response` (a 304 the stored body answered), for echo.
+    var received: TransportResponse?
+
+    /// The same answer with another status.
+    func with(status: CacheStatus) -> CacheAnswer {
+        CacheAnswer(request: request, response: response, status: status, received: received)
+    }
 }
 
 /// The cache's part in one attempt, called by `TaskRunner` in place of a bare send: it answers
-/// from the cache, adds conditional headers, or lets the request through, and afterwards stores
-/// the response, turns a 304 into the stored body, or falls back to a stored response.
+/// from the cache, adds conditional headers, shares an identical request's exchange in flight,
+/// or lets the request through, and afterwards stores the response, turns a 304 into the stored
+/// body, falls back to a stored response, or refreshes a stale one in the background.
 @ConveyActor
 struct CacheCoordinator {
-    /// Sends a request over the network.
-    typealias Send = (URLRequest) async throws -> TransportResponse
+    /// Sends a request over the network; the cancellation is the one its transport must honour
+    /// (the task's own, or a shared exchange's that belongs to no single task), and the flag says
+    /// whether the transport follows redirects (the cache follows them itself for what it handles).
+    typealias Send = @ConveyActor @Sendable (URLRequest, TransportCancellation?, Bool) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
     private let cachesAuthorizedResponses: Bool
+    private let heuristic: HeuristicFreshness?
+    private let coalesces: Bool
+    private let cancellation: TransportCancellation?
+    private let reporter: CacheExchangeReporter
 
-    /// Statuses after which `.remoteFirst` falls back to a stored response (RFC 5861's stale-if-error set).
+    /// Statuses after which a stored response may answer instead (RFC 5861's stale-if-error set).
     private static let fallbackStatuses: Set<Int> = [500, 502, 503, 504]
 
     /// The coordinator for a run of `task` against `server`.
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer) {
+    ///
+    /// - Parameter cancellation: the run's cancellation (tag, total timeout): what its own sends
+    ///   honour, and what ends its wait for a shared exchange.
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, cancellation: TransportCancellation?) {
         cache = server.configuration.cache
         strategy = task.cacheStrategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
+        heuristic = server.configuration.heuristicFreshness
+        // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
+        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
+        self.cancellation = cancellation
+        reporter = CacheExchangeReporter(task: task, server: server)
     }
 
-    /// Answers `request` from the cache, the network (through `send`), or both.
-    func respond(to request: URLRequest, send: Send) async throws -> CacheAnswer {
+    /// Answers `request` from the cache, the network (through `send`), or both, following the
+    /// redirects of the GET and HEAD requests the cache handles, each hop through the cache.
+    func respond(to request: URLRequest, send: @escaping Send) async throws -> CacheAnswer {
+        var hopRequest = request
+        var answer = try await respondOnce(to: request, send: send)
+        for _ in 0..<CacheRedirect.maximumHops {
+            guard followsRedirects(of: hopRequest), let next = CacheRedirect.next(after: answer.response.head, request: hopRequest)
+            else { return answer }
+            // Each hop is an exchange of its own: show it like one.
+            let now = cache?.clock.now() ?? Date()
+            await reporter.report(answer.request, .success(answer.received ?? answer.response), status: answer.status, startedAt: now, until: now)
+            hopRequest = next
+            answer = try await respondOnce(to: next, send: send)
+        }
+        throw URLError(.httpTooManyRedirects)
+    }
+
+    /// Whether the cache handled `request` and so followed no redirect through the transport:
+    /// a GET or HEAD through a cache, not one the cache leaves alone.
+    private func followsRedirects(of request: URLRequest) -> Bool {
+        let method = request.httpMethod ?? "GET"
+        return cache != nil && strategy != .never && (method == "GET" || method == "HEAD") && reasonToBypass(request) == nil
+    }
+
+    /// One hop: `request` answered from the cache, the network, or both.
+    private func respondOnce(to request: URLRequest, send: @escaping Send) async throws -> CacheAnswer {
         if strategy == .localOnly { return try await answerLocally(request) }
         guard let cache, strategy != .never, let url = request.url else { return try await network(request, send) }
         let method = request.httpMethod ?? "GET"
@@ -48,66 +94,141 @@ struct CacheCoordinator {
             return answer
         }
         guard reasonToBypass(request) == nil else { return try await network(request, send) }
+        let requestControl = HTTPCacheRules.requestControl(request)
+        // RFC 9111 §5.2.1.7: only-if-cached never sends; without a usable stored response it fails.
+        if requestControl.onlyIfCached { return try await answerLocally(request) }
 
         let key = CacheKey.key(for: url, method: HTTPMethod(rawValue: method))
-        let requestControl = HTTPCacheRules.requestControl(request)
-        let stored = strategy == .skipLocal ? nil : await matchingEntry(key: key, in: cache, for: request)
-        if strategy == .localFirst, let stored, stored.isFresh(), Self.accepts(stored, requestControl) {
-            return CacheAnswer(request: request, response: replay(stored, url: url), status: .hit)
+        let stored = strategy == .skipLocal ? nil : await cache.matchingEntry(forKey: key, request: request)
+        if strategy == .localFirst, let stored {
+            let now = cache.clock.now()
+            switch answerWithoutServer(stored, requestControl, at: now) {
+            case .serve(let status):
+                return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: status)
+            case .serveWhileRefreshing:
+                refreshInBackground(stored, request: request, url: url, key: key, cache: cache, send: send)
+                return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: .stale)
+            case .askServer:
+                break
+            }
         }
 
-        var sending = request
-        if let stored, stored.hasValidator {
-            if let tag = stored.eTag { sending.setValue(tag, forHTTPHeaderField: "If-None-Match") }
-            if let date = stored.lastModified { sending.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
+        let sending = Self.conditional(request, on: stored)
+        guard coalesces, request.httpBody == nil, request.httpBodyStream == nil else {
+            return try await exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send, cancellation: cancellation)
         }
-        let requestedAt = Date()
+        let shared = try await cache.coalescer.run(key: Self.coalescingKey(sending), cancellation: cancellation) { exchangeCancellation in
+            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send, cancellation: exchangeCancellation)
+        }
+        return shared.joined ? shared.answer.with(status: .joined) : shared.answer
+    }
+
+    /// What a stored response may do for a request without the server.
+    private enum LocalAnswer {
+        case serve(CacheStatus)
+        case serveWhileRefreshing
+        case askServer
+    }
+
+    /// RFC 9111 §4.2 and §5.2.1 with RFC 5861 and RFC 8246: whether `stored` answers at `now`.
+    private func answerWithoutServer(_ stored: CachedResponse, _ requestControl: CacheControl, at now: Date) -> LocalAnswer {
+        let staleness = stored.staleness(at: now, heuristic: heuristic)
+        let age = stored.age(at: now)
+        if let maxAge = requestControl.maxAge, age > TimeInterval(maxAge) { return .askServer }
+        if !stored.control.noCache, staleness < 0 {
+            // §5.2.1.4 no-cache on the request, unless the response is immutable (RFC 8246 §2).
+            if requestControl.noCache, !stored.control.immutable { return .askServer }
+            if let minFresh = requestControl.minFresh, -staleness < TimeInterval(minFresh) { return .askServer }
+            return .serve(stored.lifetime(heuristic: heuristic).isHeuristic ? .heuristicHit : .hit)
+        }
+        // Stale (or no-cache): §4.2.4 forbids serving it when it says no-cache or must-revalidate.
+        guard !requestControl.noCache, !stored.control.noCache, !stored.control.mustRevalidate else { return .askServer }
+        if let maxStale = requestControl.maxStale, staleness <= maxStale { return .serve(.stale) }
+        if let window = stored.control.staleWhileRevalidate, staleness <= TimeInterval(window) { return .serveWhileRefreshing }
+        return .askServer
+    }
+
+    /// One exchange with the server for `request` (sent as `sending`), and what the cache makes of it.
+    private func exchange(_ sending: URLRequest, for request: URLRequest, url: URL, stored: CachedResponse?, key: String, cache: DataCache,
+                          send: Send, cancellation: TransportCancellation?) async throws -> CacheAnswer {
+        let requestControl = HTTPCacheRules.requestControl(request)
+        let requestedAt = cache.clock.now()
         let sent: TransportResponse
         do {
-            sent = try await send(sending)
+            sent = try await send(sending, cancellation, false)
         } catch {
-            if strategy == .remoteFirst, !Self.isCancellation(error), let stored, stored.isUsableWithoutServer() {
-                return CacheAnswer(request: sending, response: replay(stored, url: url), status: .fallback)
+            if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
+                return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
             }
             throw error
         }
-        let receivedAt = Date()
-        let status = sent.head.statusCode
+        let receivedAt = cache.clock.now()
+        let head = sent.head
 
-        if strategy == .remoteFirst, Self.fallbackStatuses.contains(status), let stored, stored.isUsableWithoutServer() {
-            return CacheAnswer(request: sending, response: replay(stored, url: url), status: .fallback)
+        if Self.fallbackStatuses.contains(head.statusCode), let stored, canFallBack(to: stored, requestControl, at: receivedAt) {
+            return CacheAnswer(request: sending, response: replay(stored, url: url, at: receivedAt), status: .fallback)
         }
-        if status == 304, let stored, stored.hasValidator {
-            guard HTTPCacheRules.notModified(sent.head, confirms: stored) else {
-                // The 304 confirms another representation than ours: drop it and ask without conditions.
-                await cache.remove(key: key)
-                return try await respond(to: request, send: send)
+        if head.statusCode == 304, let stored, stored.hasValidator {
+            guard HTTPCacheRules.notModified(head, confirms: stored) else {
+                // The 304 confirms another representation than ours: show it, drop ours, ask without conditions.
+                await reporter.report(sending, .success(sent), status: .network, startedAt: requestedAt, until: receivedAt)
+                await cache.remove(key: stored.key)
+                return try await exchange(request, for: request, url: url, stored: nil, key: key, cache: cache, send: send, cancellation: cancellation)
             }
-            let refreshed = stored.replacingHeaders(
-                HTTPCacheRules.merge(stored.headers, with: sent.head.fields.combined), requestedAt: requestedAt, receivedAt: receivedAt,
-                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.head.fields["Vary"] ?? stored.header("Vary"), request: request))
-            if CacheControl(refreshed.header("Cache-Control")).noStore || requestControl.noStore {
-                await cache.remove(key: key)
+            let refreshed = stored.replacing(
+                fields: HTTPCacheRules.merge(stored.fields, with: head.fields), requestedAt: requestedAt, receivedAt: receivedAt,
+                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: head.fields["Vary"] ?? stored.header("Vary"), request: request))
+            if refreshed.control.noStore || requestControl.noStore {
+                await cache.remove(key: stored.key)
             } else {
-                await cache.storeInBackground(refreshed)
+                await cache.storeVariantInBackground(refreshed)
             }
-            return CacheAnswer(request: sending, response: replay(refreshed, url: url), status: .revalidated)
+            return CacheAnswer(request: sending, response: replay(refreshed, url: url, at: receivedAt), status: .revalidated, received: sent)
         }
 
-        if HTTPCacheRules.reasonNotToStore(request: request, response: sent.head, requestControl: requestControl) == nil {
-            await cache.storeInBackground(CachedResponse(
-                key: key, statusCode: status, headers: HTTPCacheRules.storedHeaders(of: sent.head),
-                body: method == "HEAD" ? Data() : sent.data, requestedAt: requestedAt, receivedAt: receivedAt,
-                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: sent.head.fields["Vary"], request: request),
+        let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
+        if HTTPCacheRules.reasonNotToStore(request: request, head: head, requestControl: requestControl) == nil {
+            await cache.storeVariantInBackground(CachedResponse(
+                key: key, statusCode: head.statusCode, fields: HTTPCacheRules.storedFields(of: head.fields),
+                body: method == .head ? Data() : sent.data, requestedAt: requestedAt, receivedAt: receivedAt,
+                varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: head.fields["Vary"], request: request),
                 authorizationFingerprint: HTTPCacheRules.authorizationFingerprint(of: request)))
-        } else if status < 500 {
+        } else if head.statusCode < 500, let obsolete = await cache.matchingEntry(forKey: key, request: request) {
             // A newer answer that may not be kept makes the stored one obsolete; a server error does not.
-            await cache.remove(key: key)
+            await cache.remove(key: obsolete.key)
         }
         return CacheAnswer(request: sending, response: sent, status: .network)
     }
 
-    /// `.localOnly`: a usable stored response, or `ConveyError.cache` saying why there is none.
+    /// Whether `stored` may answer when the server fails: under `.remoteFirst` when usable without
+    /// the server (§4.2.4), and under any strategy within a `stale-if-error` window (RFC 5861 §4)
+    /// of the response or the request.
+    private func canFallBack(to stored: CachedResponse, _ requestControl: CacheControl, at now: Date) -> Bool {
+        if strategy == .remoteFirst, stored.isUsableWithoutServer(at: now) { return true }
+        let window = max(stored.control.staleIfError ?? -1, requestControl.staleIfError ?? -1)
+        return window >= 0 && stored.staleness(at: now, heuristic: heuristic) <= TimeInterval(window)
+    }
+
+    /// RFC 5861 §3: refreshes `stored` with a request of its own, once per key however many
+    /// callers ask, echoed and recorded as a `.backgroundRefresh` exchange.
+    private func refreshInBackground(_ stored: CachedResponse, request: URLRequest, url: URL, key: String, cache: DataCache, send: @escaping Send) {
+        let sending = Self.conditional(request, on: stored)
+        cache.coalescer.startDetached(key: "refresh " + key) { exchangeCancellation in
+            let startedAt = cache.clock.now()
+            do {
+                let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send,
+                                                     cancellation: exchangeCancellation)
+                await self.reporter.report(answer.request, .success(answer.received ?? answer.response), status: .backgroundRefresh,
+                                           startedAt: startedAt, until: cache.clock.now())
+                return answer
+            } catch {
+                await self.reporter.report(sending, .failure(error), status: .backgroundRefresh, startedAt: startedAt, until: cache.clock.now())
+                throw error
+            }
+        }
+    }
+
+    /// `.localOnly` and `only-if-cached`: a usable stored response, or `ConveyError.cache` saying why there is none.
     private func answerLocally(_ request: URLRequest) async throws -> CacheAnswer {
         let url = request.url
         func notCached(_ reason: String) -> ConveyError {
@@ -118,14 +239,21 @@ struct CacheCoordinator {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD" else { throw notCached("only GET and HEAD responses are cached, not \(method)") }
         if let reason = reasonToBypass(request) { throw notCached(reason) }
-        guard let stored = await cache.entry(forKey: CacheKey.key(for: url, method: HTTPMethod(rawValue: method))) else {
-            throw notCached("nothing is stored for it")
+        let key = CacheKey.key(for: url, method: HTTPMethod(rawValue: method))
+        guard let newest = await cache.entry(forKey: key) else { throw notCached("nothing is stored for it") }
+        let stored: CachedResponse
+        if let match = await cache.matchingEntry(forKey: key, request: request) {
+            stored = match
+        } else {
+            throw notCached(HTTPCacheRules.mismatch(of: newest, with: request) ?? "no stored variant matches it")
         }
-        if let reason = HTTPCacheRules.mismatch(of: stored, with: request) { throw notCached(reason) }
-        guard stored.isUsableWithoutServer() else {
+        let now = cache.clock.now()
+        guard stored.isUsableWithoutServer(at: now) else {
             throw notCached("the stored response is stale and says it must be revalidated (no-cache or must-revalidate)")
         }
-        return CacheAnswer(request: request, response: replay(stored, url: url), status: .hit)
+        let freshByHeuristic = stored.isFresh(at: now, heuristic: heuristic) && stored.lifetime(heuristic: heuristic).isHeuristic
+        let status: CacheStatus = freshByHeuristic ? .heuristicHit : .hit
+        return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: status)
     }
 
     /// Why a GET or HEAD request is neither read from nor written to the cache, or `nil` when it is.
@@ -141,24 +269,32 @@ struct CacheCoordinator {
         return nil
     }
 
-    private func matchingEntry(key: String, in cache: DataCache, for request: URLRequest) async -> CachedResponse? {
-        guard let stored = await cache.entry(forKey: key), HTTPCacheRules.mismatch(of: stored, with: request) == nil else { return nil }
-        return stored
-    }
-
     private func network(_ request: URLRequest, _ send: Send) async throws -> CacheAnswer {
-        CacheAnswer(request: request, response: try await send(request), status: .network)
+        CacheAnswer(request: request, response: try await send(request, cancellation, true), status: .network)
     }
 
-    private func replay(_ stored: CachedResponse, url: URL) -> TransportResponse {
-        TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedHeaders(), body: stored.body)
+    private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {
+        TransportResponse(url: url, statusCode: stored.statusCode, headers: stored.replayedFields(at: now), body: stored.body)
     }
 
-    /// Whether the request's own directives let a fresh stored response answer without the server.
-    private static func accepts(_ stored: CachedResponse, _ requestControl: CacheControl) -> Bool {
-        guard !requestControl.noCache else { return false }
-        guard let maxAge = requestControl.maxAge else { return true }
-        return stored.age() <= TimeInterval(maxAge)
+    /// `request` with the validators of `stored` as `If-None-Match` / `If-Modified-Since`.
+    private static func conditional(_ request: URLRequest, on stored: CachedResponse?) -> URLRequest {
+        var sending = request
+        if let stored, stored.hasValidator {
+            if let tag = stored.eTag { sending.setValue(tag, forHTTPHeaderField: "If-None-Match") }
+            if let date = stored.lastModified { sending.setValue(date, forHTTPHeaderField: "If-Modified-Since") }
+        }
+        return sending
+    }
+
+    /// Identical requests share an exchange: same method, URL and header fields (so the same
+    /// cache key, `Authorization` and every value a `Vary` could name).
+    private static func coalescingKey(_ request: URLRequest) -> String {
+        var key = (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
+        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+            key += "\n" + name.lowercased() + ": " + value
+        }
+        return key
     }
 
     private static func isCancellation(_ error: any Error) -> Bool {

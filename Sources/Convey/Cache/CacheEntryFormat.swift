@@ -16,7 +16,7 @@ import Foundation
 ///     24     8  XXH64 (seed 0) of bytes 32 ..< 32+K+M+B
 ///     32     K  key, UTF-8
 ///   32+K     M  metadata: status u16, requested-at f64, received-at f64,
-///               header count u32 + (name, value) strings, vary count u32 + (name, present u8, value) strings,
+///               header count u32 + (name, value) strings in the order received, repeats kept, vary count u32 + (name, present u8, value) strings,
 ///               authorization fingerprint: present u8 + string; a string is u32 length + UTF-8
 /// 32+K+M     B  body
 /// ```
@@ -41,10 +41,10 @@ enum CacheEntryFormat {
         metadata.append(UInt16(clamping: entry.statusCode))
         metadata.append(entry.requestedAt.timeIntervalSince1970.bitPattern)
         metadata.append(entry.receivedAt.timeIntervalSince1970.bitPattern)
-        metadata.append(UInt32(entry.headers.count))
-        for (name, value) in entry.headers.sorted(by: { $0.key < $1.key }) {
-            metadata.append(string: name)
-            metadata.append(string: value)
+        metadata.append(UInt32(entry.fields.count))
+        for field in entry.fields {
+            metadata.append(string: field.name)
+            metadata.append(string: field.value)
         }
         metadata.append(UInt32(entry.varyingRequestHeaders.count))
         for varying in entry.varyingRequestHeaders {
@@ -102,10 +102,10 @@ enum CacheEntryFormat {
         else { return nil }
         let requestedAt = Double(bitPattern: requestedBits), receivedAt = Double(bitPattern: receivedBits)
         guard requestedAt.isFinite, receivedAt.isFinite else { return nil }
-        var headers: [String: String] = [:]
+        var fields = HeaderFields()
         for _ in 0..<headerCount {
             guard let name = metadata.string(), let value = metadata.string() else { return nil }
-            headers[name] = value
+            fields.append(name: name, value: value)
         }
         guard let varyCount = metadata.read(UInt32.self) else { return nil }
         var varying: [CachedResponse.VaryingHeader] = []
@@ -114,7 +114,7 @@ enum CacheEntryFormat {
             varying.append(.init(name: name, value: present == 0 ? nil : value))
         }
         guard let hasFingerprint = metadata.read(UInt8.self), let fingerprint = metadata.string() else { return nil }
-        return CachedResponse(key: key, statusCode: Int(status), headers: headers, body: body,
+        return CachedResponse(key: key, statusCode: Int(status), fields: fields, body: body,
                               requestedAt: Date(timeIntervalSince1970: requestedAt), receivedAt: Date(timeIntervalSince1970: receivedAt),
                               varyingRequestHeaders: varying, authorizationFingerprint: hasFingerprint == 0 ? nil : fingerprint)
     }

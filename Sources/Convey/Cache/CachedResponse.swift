@@ -3,12 +3,12 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One stored response: status, headers and body, with what the cache needs to judge it.
+/// One stored response: status, header fields and body, with what the cache needs to judge it.
 ///
 /// Freshness follows RFC 9111 §4.2: the lifetime comes from `max-age`, else `Expires` minus
-/// `Date`; the age from `Age`, `Date` and the time in transit and in the cache. A response with
-/// neither `max-age` nor `Expires` is stale as soon as it is stored (Convey uses no heuristic
-/// freshness), so it is revalidated before reuse when it has a validator.
+/// `Date` (an invalid `Expires` means already expired), else, when the server turns heuristics on
+/// (`ServerConfiguration.heuristicFreshness`), a share of the time since `Last-Modified`, else 0.
+/// The age comes from `Age`, `Date` and the time in transit and in the cache.
 public struct CachedResponse: Sendable {
     /// Every field lives in one immutable object, so handing an entry out of the cache costs one
     /// reference count, not one per string, dictionary and buffer inside it.
@@ -18,15 +18,18 @@ public struct CachedResponse: Sendable {
     public var key: String { storage.key }
     /// The stored status code.
     public var statusCode: Int { storage.statusCode }
-    /// The stored header fields, names as the server sent them.
-    public var headers: [String: String] { storage.headers }
+    /// The stored header fields in the order received, repeats kept.
+    public var fields: HeaderFields { storage.fields }
+    /// The stored header fields, one combined value per name (names as the server sent them).
+    public var headers: [String: String] { storage.fields.combined }
     /// The stored body.
     public var body: Data { storage.body }
     /// When the request that produced this response was sent.
     public var requestedAt: Date { storage.requestedAt }
     /// When the response arrived (or was last confirmed by a 304).
     public var receivedAt: Date { storage.receivedAt }
-    /// The request header values named by the response's `Vary`, lowercased names, `nil` for absent.
+    /// The request header values named by the response's `Vary`, lowercased names, normalised
+    /// values, `nil` for absent.
     var varyingRequestHeaders: [VaryingHeader] { storage.varyingRequestHeaders }
     /// The SHA-256 of the request's `Authorization` value, when it carried one; never the value itself.
     var authorizationFingerprint: String? { storage.authorizationFingerprint }
@@ -34,8 +37,9 @@ public struct CachedResponse: Sendable {
     public var eTag: String? { storage.eTag }
     /// The `Last-Modified` validator, when the server sent one.
     public var lastModified: String? { storage.lastModified }
-    /// How long the response stays fresh after it was generated, in seconds; 0 when the server gave no lifetime.
-    public var freshnessLifetime: TimeInterval { storage.freshnessLifetime }
+    /// How long the response stays fresh after it was generated, in seconds, from `max-age` or
+    /// `Expires`; 0 when the server gave no lifetime (heuristic freshness is not included).
+    public var freshnessLifetime: TimeInterval { storage.freshnessLifetime ?? 0 }
     /// The response's `Cache-Control` directives.
     var control: CacheControl { storage.control }
     /// The age the response already had when it arrived (RFC 9111 §4.2.3 `corrected_initial_age`).
@@ -45,7 +49,7 @@ public struct CachedResponse: Sendable {
     struct VaryingHeader: Sendable, Hashable {
         /// The header name, lowercased.
         let name: String
-        /// The value the original request carried, whitespace-trimmed; `nil` when it had none.
+        /// The value the original request carried, normalised (`HTTPCacheRules.normalisedVaryValue`); `nil` when it had none.
         let value: String?
     }
 
@@ -58,20 +62,25 @@ public struct CachedResponse: Sendable {
     ///   - body: the body to replay.
     ///   - receivedAt: when it arrived; freshness counts from here.
     public init(url: URL, statusCode: Int = 200, headers: [String: String] = [:], body: Data, receivedAt: Date = Date()) {
-        self.init(key: CacheKey.key(for: url, method: .get), statusCode: statusCode, headers: headers, body: body,
+        self.init(url: url, statusCode: statusCode, fields: HeaderFields(headers), body: body, receivedAt: receivedAt)
+    }
+
+    /// Creates an entry from ordered header fields (repeats kept), for seeding a cache by hand or in tests.
+    public init(url: URL, statusCode: Int = 200, fields: HeaderFields, body: Data, receivedAt: Date = Date()) {
+        self.init(key: CacheKey.key(for: url, method: .get), statusCode: statusCode, fields: fields, body: body,
                   requestedAt: receivedAt, receivedAt: receivedAt, varyingRequestHeaders: [], authorizationFingerprint: nil)
     }
 
-    init(key: String, statusCode: Int, headers: [String: String], body: Data, requestedAt: Date, receivedAt: Date,
+    init(key: String, statusCode: Int, fields: HeaderFields, body: Data, requestedAt: Date, receivedAt: Date,
          varyingRequestHeaders: [VaryingHeader], authorizationFingerprint: String?) {
-        storage = Storage(key: key, statusCode: statusCode, headers: headers, body: body, requestedAt: requestedAt, receivedAt: receivedAt,
+        storage = Storage(key: key, statusCode: statusCode, fields: fields, body: body, requestedAt: requestedAt, receivedAt: receivedAt,
                           varyingRequestHeaders: varyingRequestHeaders, authorizationFingerprint: authorizationFingerprint)
     }
 
     private final class Storage: Sendable {
         let key: String
         let statusCode: Int
-        let headers: [String: String]
+        let fields: HeaderFields
         let body: Data
         let requestedAt: Date
         let receivedAt: Date
@@ -79,47 +88,61 @@ public struct CachedResponse: Sendable {
         let authorizationFingerprint: String?
         let eTag: String?
         let lastModified: String?
-        let freshnessLifetime: TimeInterval
+        /// The explicit lifetime (`max-age`, `Expires`), or `nil` without one.
+        let freshnessLifetime: TimeInterval?
+        /// `Date` − `Last-Modified` in seconds, the base of heuristic freshness; `nil` without `Last-Modified`.
+        let modifiedBeforeGeneration: TimeInterval?
         let control: CacheControl
         let initialAge: TimeInterval
 
-        init(key: String, statusCode: Int, headers: [String: String], body: Data, requestedAt: Date, receivedAt: Date,
+        init(key: String, statusCode: Int, fields: HeaderFields, body: Data, requestedAt: Date, receivedAt: Date,
              varyingRequestHeaders: [VaryingHeader], authorizationFingerprint: String?) {
             self.key = key
             self.statusCode = statusCode
-            self.headers = headers
+            self.fields = fields
             self.body = body
             self.requestedAt = requestedAt
             self.receivedAt = receivedAt
             self.varyingRequestHeaders = varyingRequestHeaders
             self.authorizationFingerprint = authorizationFingerprint
 
-            let field = { (name: String) in headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value }
-            eTag = field("ETag")
-            lastModified = field("Last-Modified")
-            control = CacheControl(field("Cache-Control"))
-            let date = field("Date").flatMap(HTTPDate.parse)
+            eTag = fields.first(named: "ETag")
+            lastModified = fields.first(named: "Last-Modified")
+            control = CacheControl(fields["Cache-Control"])
+            let date = fields.first(named: "Date").flatMap(HTTPDate.parse)
             if let maxAge = control.maxAge {
                 freshnessLifetime = TimeInterval(maxAge)
-            } else if let expiresText = field("Expires") {
+            } else if let expiresText = fields.first(named: "Expires") {
                 // An invalid Expires (often "0" or "-1") means "already expired" (RFC 9111 §5.3).
                 freshnessLifetime = HTTPDate.parse(expiresText).map { max(0, $0.timeIntervalSince(date ?? receivedAt)) } ?? 0
             } else {
-                freshnessLifetime = 0
+                freshnessLifetime = nil
             }
-            let ageValue = field("Age").flatMap { TimeInterval($0.trimmingASCIIWhitespace()) }.map { max(0, $0) } ?? 0
+            modifiedBeforeGeneration = lastModified.flatMap(HTTPDate.parse).map { max(0, (date ?? receivedAt).timeIntervalSince($0)) }
+            let ageValue = CachedResponse.ageValue(of: fields) ?? 0
             let apparentAge = max(0, receivedAt.timeIntervalSince(date ?? receivedAt))
             let responseDelay = max(0, receivedAt.timeIntervalSince(requestedAt))
             initialAge = max(apparentAge, ageValue + responseDelay)
         }
     }
 
-    /// The URL the entry answers, when its key is a URL.
-    public var url: URL? { URL(string: key.hasPrefix("HEAD ") ? String(key.dropFirst(5)) : key) }
+    /// The `Age` value (RFC 9111 §5.1): the first value of the first `Age` field, when it is a
+    /// non-negative integer; anything else (`7200.0`, `-1`, `soon`) is invalid and ignored.
+    static func ageValue(of fields: HeaderFields) -> TimeInterval? {
+        guard let line = fields.values(named: "Age").first else { return nil }
+        let first = line.split(separator: ",", omittingEmptySubsequences: false).first.map { String($0).trimmingASCIIWhitespace() } ?? ""
+        return CacheControl.deltaSeconds(first).map(TimeInterval.init)
+    }
 
-    /// The value of a stored header, compared case-insensitively.
+    /// The URL the entry answers, when its key is a URL.
+    public var url: URL? {
+        let text = key.hasPrefix("HEAD ") ? String(key.dropFirst(5)) : key
+        return URL(string: text.split(separator: CacheKey.variantSeparator, maxSplits: 1).first.map(String.init) ?? text)
+    }
+
+    /// The value of a stored header (every line of it combined), compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
+        fields[name]
     }
 
     /// The response's age in seconds at `now` (RFC 9111 §4.2.3 `current_age`).
@@ -127,9 +150,29 @@ public struct CachedResponse: Sendable {
         initialAge + max(0, now.timeIntervalSince(receivedAt))
     }
 
-    /// Whether the response is fresh at `now`: younger than its lifetime and not marked `no-cache`.
+    /// The lifetime in seconds: explicit (`max-age`, `Expires`), else from `heuristic` when the
+    /// status and a `Last-Modified` allow it (RFC 9111 §4.2.2), else 0.
+    func lifetime(heuristic: HeuristicFreshness?) -> (seconds: TimeInterval, isHeuristic: Bool) {
+        if let explicit = storage.freshnessLifetime { return (explicit, false) }
+        guard let heuristic, let base = storage.modifiedBeforeGeneration,
+              HTTPCacheRules.heuristicallyCacheableStatuses.contains(statusCode) || control.explicitlyCacheable
+        else { return (0, false) }
+        return (heuristic.lifetime(sinceModified: base), true)
+    }
+
+    /// How many seconds past its lifetime the response is at `now`; negative while fresh.
+    func staleness(at now: Date, heuristic: HeuristicFreshness? = nil) -> TimeInterval {
+        age(at: now) - lifetime(heuristic: heuristic).seconds
+    }
+
+    /// Whether the response is fresh at `now`: younger than its explicit lifetime and not marked `no-cache`.
     public func isFresh(at now: Date = Date()) -> Bool {
-        !control.noCache && freshnessLifetime > age(at: now)
+        isFresh(at: now, heuristic: nil)
+    }
+
+    /// Whether the response is fresh at `now`, counting heuristic freshness when `heuristic` is given.
+    func isFresh(at now: Date, heuristic: HeuristicFreshness?) -> Bool {
+        !control.noCache && staleness(at: now, heuristic: heuristic) < 0
     }
 
     /// Whether the response may answer without asking the server, even when stale: true unless
@@ -144,23 +187,24 @@ public struct CachedResponse: Sendable {
     /// About how many bytes the entry occupies in memory.
     var cost: Int {
         var total = body.count + key.utf8.count + 256
-        for (name, value) in headers { total += name.utf8.count + value.utf8.count + 32 }
+        for field in fields { total += field.name.utf8.count + field.value.utf8.count + 32 }
         return total
     }
 
-    /// The same entry with other headers; freshness is recomputed from them.
-    func replacingHeaders(_ newHeaders: [String: String], requestedAt: Date? = nil, receivedAt: Date? = nil,
-                          varyingRequestHeaders: [VaryingHeader]? = nil) -> CachedResponse {
-        CachedResponse(key: key, statusCode: statusCode, headers: newHeaders, body: body,
+    /// The same entry with other fields (freshness is recomputed from them) or another key.
+    func replacing(fields newFields: HeaderFields? = nil, key newKey: String? = nil, requestedAt: Date? = nil, receivedAt: Date? = nil,
+                   varyingRequestHeaders: [VaryingHeader]? = nil) -> CachedResponse {
+        CachedResponse(key: newKey ?? key, statusCode: statusCode, fields: newFields ?? fields, body: body,
                        requestedAt: requestedAt ?? self.requestedAt, receivedAt: receivedAt ?? self.receivedAt,
                        varyingRequestHeaders: varyingRequestHeaders ?? self.varyingRequestHeaders,
                        authorizationFingerprint: authorizationFingerprint)
     }
 
-    /// The stored headers as they are replayed: `Age` set to the current age (RFC 9111 §5.1).
-    func replayedHeaders(at now: Date = Date()) -> [String: String] {
-        var fields = headers.filter { !$0.key.equalsIgnoringASCIICase("Age") }
-        fields["Age"] = String(Int(age(at: now)))
-        return fields
+    /// The stored fields as they are replayed: `Age` set to the current age (RFC 9111 §5.1).
+    func replayedFields(at now: Date) -> HeaderFields {
+        var replayed = fields
+        replayed.remove(named: "Age")
+        replayed.append(name: "Age", value: String(Int(age(at: now))))
+        return replayed
     }
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// An HTTP cache for Convey tasks and for any URL's bytes: a memory tier, optionally backed by a
 /// disk folder that survives restarts and may be shared by several processes.
@@ -16,7 +19,11 @@ import Foundation
 /// - Disk tier: one self-verifying file per entry, written atomically; a background sweep
 ///   deletes the least recently used files once they pass `diskSizeLimit`. A corrupt,
 ///   truncated or colliding file is never served: it is dropped and the response fetched again.
+/// - `Vary`: up to `maximumVariantsPerURL` variants per URL, least recently used out.
+/// - Time: every freshness judgement reads `clock`, so tests can move time instead of waiting.
 public actor DataCache {
+    /// How many `Vary` variants of one URL are kept; the least recently used goes first.
+    public static let maximumVariantsPerURL = 4
     /// The default memory cost limit: 32 MiB.
     public static let defaultMemoryCostLimit = 32 << 20
     /// The default disk size limit: 256 MiB.
@@ -30,15 +37,24 @@ public actor DataCache {
     public nonisolated let memoryCostLimit: Int
     /// The most bytes of entry files the disk tier keeps, or `nil` for a memory-only cache.
     public nonisolated var diskSizeLimit: Int? { disk?.sizeLimit }
+    /// The time freshness is judged at and entries are stamped with. Default: `.system`.
+    public nonisolated let clock: CacheClock
+
+    /// Shares identical GET and HEAD exchanges in flight among the tasks using this cache.
+    nonisolated let coalescer = RequestCoalescer()
 
     private var memory: MemoryTier
     private nonisolated let disk: DiskTier?
     private var memoryHits = 0
     private var misses = 0
+    /// Per key, the keys of its older `Vary` variants, most recently used first (this process only;
+    /// after a restart variants are found through the request values instead).
+    private var variantKeys: [String: [String]] = [:]
 
     /// A memory-only cache: nothing survives the process.
-    public init(memoryCostLimit: Int = DataCache.defaultMemoryCostLimit) {
+    public init(memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock = .system) {
         self.memoryCostLimit = memoryCostLimit
+        self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
         disk = nil
     }
@@ -47,10 +63,11 @@ public actor DataCache {
     ///
     /// Throws `ConveyError.cache` of kind `.folderUnavailable` when the folder cannot be created or written.
     public init(folder: URL, diskSizeLimit: Int = DataCache.defaultDiskSizeLimit,
-                memoryCostLimit: Int = DataCache.defaultMemoryCostLimit) throws {
+                memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock = .system) throws {
         self.memoryCostLimit = memoryCostLimit
+        self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
-        disk = try DiskTier(folder: folder, sizeLimit: diskSizeLimit)
+        disk = try DiskTier(folder: folder, sizeLimit: diskSizeLimit, clock: clock)
     }
 
     /// Reads and clears the validators (`ETag`, `Last-Modified`) of stored responses.
@@ -76,14 +93,15 @@ public actor DataCache {
         await disk?.perform {}
     }
 
-    /// Removes the stored responses (GET and HEAD) for `url`.
+    /// Removes the stored responses (GET and HEAD, every `Vary` variant) for `url`.
     public nonisolated func removeResponse(for url: URL) async {
-        for method in [HTTPMethod.get, .head] { await remove(key: CacheKey.key(for: url, method: method)) }
+        for method in [HTTPMethod.get, .head] { await removeWithVariants(key: CacheKey.key(for: url, method: method)) }
     }
 
     /// Removes every stored response, in memory and on disk.
     public nonisolated func removeAll() async {
         await clearMemory()
+        await forgetVariants(of: nil)
         guard let disk else { return }
         await disk.perform { disk.removeAll() }
     }
@@ -126,6 +144,96 @@ public actor DataCache {
         disk.enqueue { disk.write(response) }
     }
 
+    /// The stored response for `key` that answers `request`: the newest variant when it matches,
+    /// else the variant stored for the request's `Vary` values (RFC 9111 §4.1), or `nil`.
+    nonisolated func matchingEntry(forKey key: String, request: URLRequest) async -> CachedResponse? {
+        let primary = await entry(forKey: key)
+        if let primary, HTTPCacheRules.mismatch(of: primary, with: request) == nil { return primary }
+        var candidates = await variantKeys(of: key)
+        if let primary, !primary.varyingRequestHeaders.isEmpty, HTTPCacheRules.hasSameCredentials(primary, request) {
+            let computed = CacheKey.variantKey(key, HTTPCacheRules.requestVariant(of: primary, for: request))
+            if !candidates.contains(computed) { candidates.append(computed) }
+        }
+        for candidate in candidates {
+            guard let variant = await entry(forKey: candidate), HTTPCacheRules.mismatch(of: variant, with: request) == nil else { continue }
+            await noteVariantUse(candidate, of: key)
+            return variant
+        }
+        return nil
+    }
+
+    /// Stores `response` as the newest variant of its key, in memory now and on disk in the
+    /// background. The variant it displaces (other `Vary` values) moves to its own key, and past
+    /// `maximumVariantsPerURL` the least recently used variant is removed.
+    nonisolated func storeVariantInBackground(_ response: CachedResponse) async {
+        let key = Self.baseKey(of: response.key)
+        let newest = response.key == key ? response : response.replacing(key: key)
+        guard !newest.varyingRequestHeaders.isEmpty else {
+            await removeVariants(of: key)
+            await storeInBackground(newest)
+            return
+        }
+        let newestVariantKey = CacheKey.variantKey(key, newest.varyingRequestHeaders)
+        if let displaced = await entry(forKey: key), !displaced.varyingRequestHeaders.isEmpty {
+            let displacedKey = CacheKey.variantKey(key, displaced.varyingRequestHeaders)
+            if displacedKey != newestVariantKey {
+                await storeInBackground(displaced.replacing(key: displacedKey))
+                await noteVariantUse(displacedKey, of: key)
+            }
+        }
+        await storeInBackground(newest)
+        await forgetInMemory(newestVariantKey)
+        disk?.enqueue { [disk] in disk?.remove(key: newestVariantKey) }
+        for evicted in await dropVariant(newestVariantKey, of: key) { await remove(key: evicted) }
+    }
+
+    /// Removes `key` and every variant of it.
+    nonisolated func removeWithVariants(key: String) async {
+        await removeVariants(of: key)
+        await remove(key: key)
+    }
+
+    /// The key without a variant's request values.
+    static func baseKey(of key: String) -> String {
+        key.firstIndex(of: CacheKey.variantSeparator).map { String(key[..<$0]) } ?? key
+    }
+
+    private nonisolated func removeVariants(of key: String) async {
+        for variant in await forgetVariants(of: key) { await remove(key: variant) }
+    }
+
+    private func variantKeys(of key: String) -> [String] { variantKeys[key] ?? [] }
+
+    /// Marks `variant` the most recently used variant of `key`.
+    private func noteVariantUse(_ variant: String, of key: String) {
+        var keys = variantKeys[key] ?? []
+        keys.removeAll { $0 == variant }
+        keys.insert(variant, at: 0)
+        variantKeys[key] = keys
+    }
+
+    /// Forgets `variant` (now stored as the newest under `key` itself) and returns the older
+    /// variants beyond the bound, which the caller removes.
+    private func dropVariant(_ variant: String, of key: String) -> [String] {
+        var keys = variantKeys[key] ?? []
+        keys.removeAll { $0 == variant }
+        let kept = Self.maximumVariantsPerURL - 1
+        let evicted = keys.count > kept ? Array(keys[kept...]) : []
+        keys = Array(keys.prefix(kept))
+        variantKeys[key] = keys.isEmpty ? nil : keys
+        return evicted
+    }
+
+    /// Forgets the variants of `key` (of every key when `nil`) and returns their keys.
+    @discardableResult
+    private func forgetVariants(of key: String?) -> [String] {
+        guard let key else {
+            variantKeys.removeAll()
+            return []
+        }
+        return variantKeys.removeValue(forKey: key) ?? []
+    }
+
     /// Removes the entry for `key` from both tiers, after any queued write of it.
     nonisolated func remove(key: String) async {
         await forgetInMemory(key)
@@ -144,7 +252,7 @@ public actor DataCache {
         guard let found = memory.entry(for: key) else { return nil }
         memoryHits += 1
         if let disk {
-            let now = Date()
+            let now = clock.now()
             if now.timeIntervalSince(found.diskTouchedAt) > Self.diskTouchInterval {
                 disk.touch(key: key)
                 memory.noteDiskTouch(for: key, at: now)
@@ -154,7 +262,7 @@ public actor DataCache {
     }
 
     private func keepInMemory(_ entry: CachedResponse, replacing: Bool) {
-        if replacing || memory.entry(for: entry.key) == nil { memory.insert(entry) }
+        if replacing || memory.entry(for: entry.key) == nil { memory.insert(entry, diskTouchedAt: clock.now()) }
     }
 
     private func forgetInMemory(_ key: String) { memory.remove(key) }
@@ -165,7 +273,7 @@ public actor DataCache {
 
     private func rewriteMemory(_ change: (CachedResponse) -> CachedResponse?) {
         for entry in memory.entries.reversed() {
-            if let replacement = change(entry) { memory.insert(replacement) }
+            if let replacement = change(entry) { memory.insert(replacement, diskTouchedAt: clock.now()) }
         }
     }
 }

@@ -14,7 +14,8 @@ import Darwin
 /// name in the same folder and renamed over the final name, so a reader (in this process or
 /// another) sees a whole old file or a whole new one, never a mix; a crash leaves at most a
 /// temporary file, which a sweep removes. Size is kept under the limit by a background sweep that
-/// deletes the least recently used files (by modification time, which reads refresh).
+/// deletes the least recently used files (by modification time, which writes and reads set to
+/// the cache clock's time).
 ///
 /// Reads run on the calling thread, never on an actor, so reads of different entries proceed in
 /// parallel. Changes (writes, removals) run in order on one serial queue, so a removal can never
@@ -25,6 +26,8 @@ final class DiskTier: @unchecked Sendable {
     let folder: URL
     /// The most bytes of entry files kept; sweeps trim to 90% of it.
     let sizeLimit: Int
+    /// The time writes and reads give a file, the order the sweep evicts in.
+    let clock: CacheClock
 
     private let folderPath: String
     private let writerTag = "\(getpid())-\(UInt32.random(in: .min ... .max))"
@@ -55,9 +58,10 @@ final class DiskTier: @unchecked Sendable {
     private static let temporaryPrefix = ".tmp-"
 
     /// Opens (creating if needed) the folder and starts a background sweep that measures it.
-    init(folder: URL, sizeLimit: Int) throws {
+    init(folder: URL, sizeLimit: Int, clock: CacheClock) throws {
         self.folder = folder
         self.sizeLimit = max(0, sizeLimit)
+        self.clock = clock
         folderPath = folder.standardizedFileURL.path
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -115,7 +119,8 @@ final class DiskTier: @unchecked Sendable {
             complete = offset == size
             initialized = offset
         }
-        _ = futimens(descriptor, nil)
+        let times = Self.fileTimes(clock.now())
+        _ = futimens(descriptor, times)
         close(descriptor)
         let decoded = complete ? bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) } : .corrupt("short read")
         switch decoded {
@@ -158,9 +163,17 @@ final class DiskTier: @unchecked Sendable {
         unlink(path(for: key))
     }
 
-    /// Sets the file's time for `key` to now, so the sweep sees it as recently used.
+    /// Sets the file's time for `key` to the clock's now, so the sweep sees it as recently used.
     func touch(key: String) {
-        _ = utimensat(AT_FDCWD, path(for: key), nil, 0)
+        let times = Self.fileTimes(clock.now())
+        _ = utimensat(AT_FDCWD, path(for: key), times, 0)
+    }
+
+    /// Access and modification times of `date` for `futimens` and `utimensat`.
+    private static func fileTimes(_ date: Date) -> [timespec] {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        let time = timespec(tv_sec: Int(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
+        return [time, time]
     }
 
     /// Deletes every entry file, keeping the folder (another process may be using it).
@@ -205,6 +218,7 @@ final class DiskTier: @unchecked Sendable {
     func sweep() {
         sweepLock.withLock {
             lock.withLock { state.sweepScheduled = false }
+            // Leftover temporary files carry the file system's own time, not the clock's.
             let now = Date().timeIntervalSince1970
             var files: [(path: String, size: Int, modified: Double)] = []
             var total = 0
@@ -272,6 +286,8 @@ final class DiskTier: @unchecked Sendable {
                 offset += count
             }
         }
+        let times = Self.fileTimes(clock.now())
+        _ = futimens(descriptor, times)
         let closed = close(descriptor) == 0
         guard offset == bytes.count, closed, rename(temporary, path) == 0 else {
             unlink(temporary)

@@ -48,8 +48,9 @@ public struct ETagStore: Sendable {
     /// The entry without its validators, or `nil` when it has none.
     private static func withoutValidators(_ entry: CachedResponse) -> CachedResponse? {
         guard entry.hasValidator else { return nil }
-        return entry.replacingHeaders(entry.headers.filter {
-            !$0.key.equalsIgnoringASCIICase("ETag") && !$0.key.equalsIgnoringASCIICase("Last-Modified")
-        })
+        var fields = entry.fields
+        fields.remove(named: "ETag")
+        fields.remove(named: "Last-Modified")
+        return entry.replacing(fields: fields)
     }
 }

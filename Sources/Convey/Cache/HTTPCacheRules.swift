@@ -9,11 +9,20 @@ enum HTTPCacheRules {
     /// Statuses a response may be stored with even without explicit freshness (RFC 9110 §15.1).
     static let heuristicallyCacheableStatuses: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
 
-    /// Header fields never stored or replayed: they describe one connection, not the resource.
+    /// Statuses whose caching rules Convey implements: `must-understand` overrides `no-store` for
+    /// these (RFC 9111 §5.2.2.3), never for a status it does not know.
+    static let understoodStatuses: Set<Int> = heuristicallyCacheableStatuses.union(
+        [201, 202, 205, 302, 303, 307, 400, 401, 403, 406, 408, 409, 411, 412, 413, 415, 416, 417, 421, 422, 426,
+         500, 502, 503, 504, 505])
+
+    /// Header fields never stored or replayed: they describe one connection, not the resource (RFC 9111 §3.1).
     private static let connectionHeaders: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade"]
 
     /// Header fields a 304 never replaces (RFC 9111 §3.2): they describe the stored body.
     private static let bodyHeaders: Set<String> = ["content-length", "content-encoding", "content-range"]
+
+    /// Request headers whose values compare without case (RFC 9110 §12.5); the others keep their case.
+    private static let caseInsensitiveVaryHeaders: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
 
     /// The cache directives of a request: its `Cache-Control`, or `Pragma: no-cache` when it has none.
     static func requestControl(_ request: URLRequest) -> CacheControl {
@@ -24,35 +33,50 @@ enum HTTPCacheRules {
     }
 
     /// Why a response to `request` may not be stored, or `nil` when it may (RFC 9111 §3).
-    static func reasonNotToStore(request: URLRequest, response: ResponseHead, requestControl: CacheControl) -> String? {
-        let control = CacheControl(response.fields["Cache-Control"])
-        if requestControl.noStore || control.noStore { return "no-store" }
-        let status = response.statusCode
+    static func reasonNotToStore(request: URLRequest, head: ResponseHead, requestControl: CacheControl) -> String? {
+        let control = CacheControl(head.fields["Cache-Control"])
+        let status = head.statusCode
+        // §5.2.2.3: must-understand with an understood status wins over no-store.
+        let understood = control.mustUnderstand && understoodStatuses.contains(status)
+        if control.mustUnderstand, !understood { return "must-understand with status \(status), which Convey does not implement" }
+        if requestControl.noStore || (control.noStore && !understood) { return "no-store" }
         if status == 206 || status == 304 || !(200..<600).contains(status) { return "status \(status) is not storable" }
-        let explicitFreshness = control.maxAge != nil || response.fields["Expires"] != nil || control.explicitlyCacheable
+        let explicitFreshness = control.maxAge != nil || head.fields.contains(named: "Expires") || control.explicitlyCacheable
         if !heuristicallyCacheableStatuses.contains(status), !explicitFreshness { return "status \(status) without explicit freshness" }
-        if let vary = response.fields["Vary"], vary.contains("*") { return "Vary: *" }
-        if let requested = request.url,
-           CacheKey.key(for: requested, method: .get) != CacheKey.key(for: response.url, method: .get) {
+        if let vary = head.fields["Vary"], vary.contains("*") { return "Vary: *" }
+        if let requested = request.url, CacheKey.key(for: requested, method: .get) != CacheKey.key(for: head.url, method: .get) {
             return "the response came through a redirect"
         }
         return nil
     }
 
-    /// The request header values a response's `Vary` names, to store beside it.
+    /// The request header values a response's `Vary` names, normalised, to store beside it.
     static func varyingHeaders(vary: String?, request: URLRequest) -> [CachedResponse.VaryingHeader] {
         guard let vary else { return [] }
         let names = Set(vary.split(separator: ",").map { String($0).trimmingASCIIWhitespace().lowercased() }.filter { !$0.isEmpty })
         return names.sorted().map { name in
-            CachedResponse.VaryingHeader(name: name, value: request.value(forHTTPHeaderField: name)?.trimmingASCIIWhitespace())
+            CachedResponse.VaryingHeader(name: name, value: request.value(forHTTPHeaderField: name).map { normalisedVaryValue($0, name: name) })
         }
     }
 
+    /// A request header value as `Vary` matching compares it (RFC 9111 §4.1 allows normalising):
+    /// list members trimmed and joined with `", "`, runs of whitespace inside them made one space,
+    /// lowercased for the `Accept` family, and the members of `Accept-Language` sorted, so the same
+    /// languages in another order match.
+    static func normalisedVaryValue(_ value: String, name: String) -> String {
+        var members = value.split(separator: ",").map { member in
+            member.split(whereSeparator: { $0 == " " || $0 == "\t" }).joined(separator: " ")
+        }.filter { !$0.isEmpty }
+        if caseInsensitiveVaryHeaders.contains(name) { members = members.map { $0.lowercased() } }
+        if name == "accept-language" { members.sort() }
+        return members.joined(separator: ", ")
+    }
+
     /// Why a stored response does not answer `request`, or `nil` when it does: every header its
-    /// `Vary` named must have the same value, and the request must carry the same `Authorization`.
+    /// `Vary` named must have the same normalised value, and the request must carry the same `Authorization`.
     static func mismatch(of entry: CachedResponse, with request: URLRequest) -> String? {
         for varying in entry.varyingRequestHeaders
-        where request.value(forHTTPHeaderField: varying.name)?.trimmingASCIIWhitespace() != varying.value {
+        where request.value(forHTTPHeaderField: varying.name).map({ normalisedVaryValue($0, name: varying.name) }) != varying.value {
             return "the stored response varies on \(varying.name) and this request's value differs"
         }
         if authorizationFingerprint(of: request) != entry.authorizationFingerprint {
@@ -61,31 +85,55 @@ enum HTTPCacheRules {
         return nil
     }
 
+    /// The request's values for the headers `entry` varies on, to find the variant stored for them.
+    static func requestVariant(of entry: CachedResponse, for request: URLRequest) -> [CachedResponse.VaryingHeader] {
+        entry.varyingRequestHeaders.map { varying in
+            CachedResponse.VaryingHeader(name: varying.name, value: request.value(forHTTPHeaderField: varying.name)
+                .map { normalisedVaryValue($0, name: varying.name) })
+        }
+    }
+
+    /// Whether `request` carries the credentials `entry` was stored for, so another `Vary` variant may answer it.
+    static func hasSameCredentials(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
+        authorizationFingerprint(of: request) == entry.authorizationFingerprint
+    }
+
     /// The SHA-256 of the request's `Authorization` value, or `nil` without one.
     static func authorizationFingerprint(of request: URLRequest) -> String? {
         request.value(forHTTPHeaderField: "Authorization").map(SHA256.hexDigest)
     }
 
-    /// The header fields of a response as they are stored: without connection-level fields.
-    static func storedHeaders(of response: ResponseHead) -> [String: String] {
-        response.fields.combined.filter { !connectionHeaders.contains($0.key.lowercased()) }
+    /// The fields that name one connection: the fixed hop-by-hop set and every field `Connection`
+    /// lists (RFC 9111 §3.1), lowercased.
+    private static func connectionFields(in fields: HeaderFields) -> Set<String> {
+        var names = connectionHeaders
+        for value in fields.values(named: "Connection") {
+            for name in value.split(separator: ",") { names.insert(String(name).trimmingASCIIWhitespace().lowercased()) }
+        }
+        return names
     }
 
-    /// The stored fields updated by a 304's fields, except those that describe the stored body.
-    static func merge(_ stored: [String: String], with update: [String: String]) -> [String: String] {
-        var merged = stored
-        for (name, value) in update {
-            let lowered = name.lowercased()
-            guard !connectionHeaders.contains(lowered), !bodyHeaders.contains(lowered) else { continue }
-            for existing in merged.keys where existing.equalsIgnoringASCIICase(name) { merged[existing] = nil }
-            merged[name] = value
-        }
+    /// The header fields of a response as they are stored, in order: without connection-level
+    /// fields (§3.1) and without the fields a qualified `no-cache` names (§5.2.2.4).
+    static func storedFields(of fields: HeaderFields) -> HeaderFields {
+        var dropped = connectionFields(in: fields)
+        dropped.formUnion(CacheControl(fields["Cache-Control"]).noCacheFields)
+        return HeaderFields(fields.filter { !dropped.contains($0.name.lowercased()) })
+    }
+
+    /// The stored fields updated by a 304's fields (§3.2), except those that describe the stored
+    /// body or one connection: each name the 304 carries replaces every stored line of that name.
+    static func merge(_ stored: HeaderFields, with update: HeaderFields) -> HeaderFields {
+        let kept = storedFields(of: update).filter { !bodyHeaders.contains($0.name.lowercased()) }
+        let replacedNames = Set(kept.map { $0.name.lowercased() })
+        var merged = HeaderFields(stored.filter { !replacedNames.contains($0.name.lowercased()) })
+        for field in kept { merged.append(field) }
         return merged
     }
 
     /// Whether a 304 confirms `entry`: when both carry an ETag, they must match (weak comparison).
-    static func notModified(_ response: ResponseHead, confirms entry: CachedResponse) -> Bool {
-        guard let confirmed = response.fields["ETag"], let stored = entry.eTag else { return true }
+    static func notModified(_ head: ResponseHead, confirms entry: CachedResponse) -> Bool {
+        guard let confirmed = head.fields.first(named: "ETag"), let stored = entry.eTag else { return true }
         return opaqueTag(confirmed) == opaqueTag(stored)
     }
 

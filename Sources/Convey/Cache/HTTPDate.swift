@@ -1,55 +1,105 @@
 import Foundation
 
-/// Parses the three date formats HTTP allows (RFC 9110 §5.6.7), without `DateFormatter`, which
-/// is slow on Linux and would dominate a disk hit.
+/// Parses the three date formats HTTP allows (RFC 9110 §5.6.7) exactly, without `DateFormatter`,
+/// which is slow on Linux and would dominate a disk hit.
 ///
 /// - IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT` (what servers send)
 /// - RFC 850: `Sunday, 06-Nov-94 08:49:37 GMT`
 /// - asctime: `Sun Nov  6 08:49:37 1994`
+///
+/// Every separator, width and field must be where the grammar puts it: two-digit years in
+/// IMF-fixdate, a missing comma, doubled spaces or dashes in the wrong form make the date
+/// invalid (so an `Expires` with such a date means "already expired"). Only letter case is
+/// lenient (`sun, 06 NOV 1994 08:49:37 gmt` parses).
 enum HTTPDate {
     /// The instant a date field names, or `nil` when it is not a valid HTTP date.
     static func parse(_ text: String) -> Date? {
-        let tokens = text.utf8.split { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "-") }
-        let day: Substring.UTF8View, month: Substring.UTF8View, year: Substring.UTF8View, time: Substring.UTF8View
-        switch tokens.count {
-        case 6 where String(Substring(tokens[5])) == "GMT":
-            (day, month, year, time) = (tokens[1], tokens[2], tokens[3], tokens[4])
-        case 5:
-            (month, day, time, year) = (tokens[1], tokens[2], tokens[3], tokens[4])
-        default:
-            return nil
-        }
-        guard let dayNumber = number(day), (1...31).contains(dayNumber),
-              let monthNumber = months.firstIndex(of: String(Substring(month))).map({ $0 + 1 }),
-              var yearNumber = number(year),
-              let clock = clockTime(time)
-        else { return nil }
-        if year.count == 2 { yearNumber += yearNumber < 70 ? 2000 : 1900 }
-        guard year.count == 2 || year.count == 4 else { return nil }
-        let days = daysFromCivil(year: yearNumber, month: monthNumber, day: dayNumber)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + clock))
+        let bytes = Array(text.utf8)
+        return imfFixdate(bytes) ?? rfc850(bytes) ?? asctime(bytes)
     }
 
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let dayNames = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    private static let longDayNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
-    private static func number(_ digits: Substring.UTF8View) -> Int? {
-        guard !digits.isEmpty, digits.count <= 4 else { return nil }
+    /// `day-name "," SP 2DIGIT SP month SP 4DIGIT SP hh:mm:ss SP "GMT"`, exactly 29 bytes.
+    private static func imfFixdate(_ bytes: [UInt8]) -> Date? {
+        guard bytes.count == 29, dayNames.contains(lowercased(bytes[0..<3])), bytes[3] == comma, bytes[4] == space,
+              bytes[7] == space, bytes[11] == space, bytes[16] == space, bytes[25] == space,
+              lowercased(bytes[26..<29]) == "gmt",
+              let day = digits(bytes[5..<7]), let month = month(bytes[8..<11]), let year = digits(bytes[12..<16])
+        else { return nil }
+        return date(year: year, month: month, day: day, time: bytes[17..<25])
+    }
+
+    /// `day-name-l "," SP 2DIGIT "-" month "-" 2DIGIT SP hh:mm:ss SP "GMT"`.
+    private static func rfc850(_ bytes: [UInt8]) -> Date? {
+        guard let commaIndex = bytes.firstIndex(of: comma), longDayNames.contains(lowercased(bytes[..<commaIndex])),
+              bytes.count == commaIndex + 24
+        else { return nil }
+        let rest = Array(bytes[(commaIndex + 1)...])
+        guard rest[0] == space, rest[3] == dash, rest[7] == dash, rest[10] == space, rest[19] == space,
+              lowercased(rest[20..<23]) == "gmt",
+              let day = digits(rest[1..<3]), let month = month(rest[4..<7]), let shortYear = digits(rest[8..<10])
+        else { return nil }
+        return date(year: fullYear(shortYear), month: month, day: day, time: rest[11..<19])
+    }
+
+    /// `day-name SP month SP ( 2DIGIT / SP 1DIGIT ) SP hh:mm:ss SP 4DIGIT`, exactly 24 bytes.
+    private static func asctime(_ bytes: [UInt8]) -> Date? {
+        guard bytes.count == 24, dayNames.contains(lowercased(bytes[0..<3])), bytes[3] == space, bytes[7] == space,
+              bytes[10] == space, bytes[19] == space, let month = month(bytes[4..<7]),
+              let day = bytes[8] == space ? digits(bytes[9..<10]) : digits(bytes[8..<10]), let year = digits(bytes[20..<24])
+        else { return nil }
+        return date(year: year, month: month, day: day, time: bytes[11..<19])
+    }
+
+    /// RFC 9110 §5.6.7: a two-digit year more than 50 years in the future means the most recent
+    /// past year with the same last two digits.
+    private static func fullYear(_ twoDigits: Int) -> Int {
+        let currentYear = 1970 + Int(Date().timeIntervalSince1970 / 31_556_952)
+        let candidate = currentYear / 100 * 100 + twoDigits
+        return candidate > currentYear + 50 ? candidate - 100 : candidate
+    }
+
+    private static let space = UInt8(ascii: " "), comma = UInt8(ascii: ","), dash = UInt8(ascii: "-"), colon = UInt8(ascii: ":")
+
+    private static func lowercased(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+
+    private static func month(_ bytes: ArraySlice<UInt8>) -> Int? {
+        months.firstIndex(of: lowercased(bytes)).map { $0 + 1 }
+    }
+
+    private static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard !bytes.isEmpty else { return nil }
         var value = 0
-        for byte in digits {
+        for byte in bytes {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
             value = value * 10 + Int(byte - UInt8(ascii: "0"))
         }
         return value
     }
 
-    /// Seconds since midnight from `hh:mm:ss`.
-    private static func clockTime(_ text: Substring.UTF8View) -> Int? {
-        let parts = text.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
-        guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }),
-              let hours = number(parts[0]), let minutes = number(parts[1]), let seconds = number(parts[2]),
-              hours < 24, minutes < 60, seconds < 61
+    /// The instant of a checked date and `hh:mm:ss` time, or `nil` when a part is out of range.
+    private static func date(year: Int, month: Int, day: Int, time: ArraySlice<UInt8>) -> Date? {
+        let start = time.startIndex
+        guard time.count == 8, time[start + 2] == colon, time[start + 5] == colon,
+              let hours = digits(time[start..<start + 2]), let minutes = digits(time[start + 3..<start + 5]),
+              let seconds = digits(time[start + 6..<start + 8]),
+              hours < 24, minutes < 60, seconds < 61, (1...daysInMonth(month, year: year)).contains(day)
         else { return nil }
-        return hours * 3600 + minutes * 60 + seconds
+        let days = daysFromCivil(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hours * 3600 + minutes * 60 + seconds))
+    }
+
+    private static func daysInMonth(_ month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).

@@ -10,8 +10,9 @@ struct AttemptRecord: Sendable {
     var requestHeaders: [String: String]
     var requestBody: Data?
     var statusCode: Int?
-    var responseHeaders: [String: String]
+    var responseHeaders: HeaderFields
     var responseBody: Data?
+    var metrics = ExchangeMetrics()
     var duration: Duration
     var attemptNumber: Int
     var error: (any Error)?
@@ -34,8 +35,8 @@ enum Echo {
         let record = AttemptRecord(
             method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
-            statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields.combined ?? [:],
-            responseBody: exchange?.data, duration: exchange?.duration ?? duration,
+            statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? HeaderFields(),
+            responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
         if prints {
             server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
@@ -54,11 +55,12 @@ struct EchoFormatter {
         var blocks: [String] = []
         let url = record.url.map(redaction.maskedURL) ?? "(no URL)"
         if style.printsRequestDetail {
-            blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: record.requestHeaders, body: record.requestBody, contentType: header("Content-Type", in: record.requestHeaders)))
+            let headers = HeaderFields(record.requestHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
+            blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: headers, body: record.requestBody))
         }
         if style.printsResponseDetail, let status = record.statusCode {
-            blocks.append("[Convey] ◀ \(status) \(HTTPStatus.reasonPhrase(for: status))"
-                          + details(headers: record.responseHeaders, body: record.responseBody, contentType: header("Content-Type", in: record.responseHeaders)))
+            blocks.append("[Convey] ◀ \(status) \(HTTPStatus.reasonPhrase(for: status))" + details(headers: record.responseHeaders, body: record.responseBody))
+            if !record.metrics.isEmpty { blocks.append("[Convey] ⏱ \(record.metrics)") }
         }
         blocks.append(summary(record, url: url))
         return blocks.joined(separator: "\n")
@@ -80,13 +82,14 @@ struct EchoFormatter {
         return line
     }
 
-    private func details(headers: [String: String], body: Data?, contentType: String?) -> String {
+    /// Header lines in the order given (a response's as received, repeats kept), secrets masked, then the body.
+    private func details(headers: HeaderFields, body: Data?) -> String {
         var text = ""
-        for (name, value) in headers.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
-            text += "\n    \(name): \(redaction.hidesHeader(name) ? Redaction.mask : value)"
+        for field in redaction.maskedFields(headers) {
+            text += "\n    \(field.name): \(field.value)"
         }
         if let body, !body.isEmpty {
-            text += "\n\n" + render(body: body, contentType: contentType).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
+            text += "\n\n" + render(body: body, contentType: headers["Content-Type"]).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)
                 .map { "    " + $0 }.joined(separator: "\n")
         }
         return text
@@ -128,10 +131,6 @@ struct EchoFormatter {
         return object
     }
 
-    private func header(_ name: String, in headers: [String: String]) -> String? {
-        headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
-    }
-
     /// What went wrong, without the URL (the line already shows it, masked) or the response body
     /// (full echo shows it, masked), both of which error descriptions carry as they are.
     static func summary(of error: any Error) -> String {
@@ -151,7 +150,7 @@ struct EchoFormatter {
             return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
         case .responseTooLarge(let failure):
             return "Response \(failure.part.rawValue) over the limit of \(format(bytes: Int(clamping: failure.limit)))"
-        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed:
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed:
             return convey.logDetail
         }
     }

@@ -70,6 +70,11 @@ extension Redaction {
         }
     }
 
+    /// The fields, in order, with the values of hidden headers replaced by `mask`.
+    public func maskedFields(_ fields: HeaderFields) -> HeaderFields {
+        HeaderFields(fields.map { hidesHeader($0.name) ? Header(name: $0.name, value: Self.mask) : $0 })
+    }
+
     /// `a=1&token=‹redacted›` from `a=1&token=abc`: a query string or form body with hidden values masked.
     func maskedPairs(_ pairs: String) -> String {
         pairs.split(separator: "&", omittingEmptySubsequences: false).map { pair in

@@ -26,6 +26,8 @@ public enum ConveyError: PresentableError, Sendable {
     case cache(CacheFailure)
     /// The response was larger than the limit set for it; the transfer was stopped there.
     case responseTooLarge(SizeLimitFailure)
+    /// A download to a file could not be written, verified or put in place; the destination is untouched.
+    case downloadFailed(DownloadFailure)
 
     public var userMessage: String? {
         switch self {
@@ -38,6 +40,7 @@ public enum ConveyError: PresentableError, Sendable {
         case .decodingFailed: "The server's answer couldn't be read."
         case .cache(let failure): failure.kind == .notCached ? "This content isn't available offline." : "The cache couldn't be opened."
         case .responseTooLarge: "The server's answer was too large."
+        case .downloadFailed: "The download couldn't be saved."
         }
     }
 
@@ -54,6 +57,7 @@ public enum ConveyError: PresentableError, Sendable {
         case .decodingFailed(let failure): failure.description
         case .cache(let failure): failure.description
         case .responseTooLarge(let failure): failure.description
+        case .downloadFailed(let failure): failure.description
         }
     }
 }
@@ -177,4 +181,20 @@ public struct SizeLimitFailure: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         "Response \(part.rawValue) from \(url?.absoluteString ?? "?") exceeded the limit of \(limit) bytes; the transfer was stopped"
     }
+}
+
+/// Why a download to a file failed, and where.
+public struct DownloadFailure: Sendable, Hashable, CustomStringConvertible {
+    /// The file the download was going to.
+    public let destination: URL
+    /// What went wrong.
+    public let reason: String
+
+    /// Creates a download failure.
+    public init(destination: URL, reason: String) {
+        self.destination = destination
+        self.reason = reason
+    }
+
+    public var description: String { "Download to \(destination.path) failed: \(reason)" }
 }

@@ -16,7 +16,9 @@ protocol ResponseDelivery {
 
     /// Sends `request` through `send`, giving it a sink, and returns the response once the
     /// delivery has what validation needs: the head, and the body when it is kept in memory.
-    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange
+    /// `cancellation` is the run's (tag, total timeout): what `send` is given unless an exchange
+    /// shared between runs brings its own.
+    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange
 
     /// Turns a validated response into the run's payload.
     func payload(from response: ServerResponse<Data>, url: URL?) async throws -> Output
@@ -25,8 +27,16 @@ protocol ResponseDelivery {
     func abandon()
 }
 
-/// Sends one request into a sink, with the attempt's timeouts and cancellation.
-typealias DeliverySend = @ConveyActor (URLRequest, any ResponseBodySink) async throws -> ExchangeMetrics
+/// Sends one request into a sink, with the attempt's timeouts and the options' cancellation.
+typealias DeliverySend = @ConveyActor (URLRequest, any ResponseBodySink, SendOptions) async throws -> ExchangeMetrics
+
+/// How one send is made: what stops it, and whether the transport follows redirects.
+struct SendOptions: Sendable {
+    /// The cancellation the transport honours: the run's own, or a shared exchange's (coalescing).
+    var cancellation: TransportCancellation?
+    /// Whether the transport follows redirects; the cache follows them itself for what it handles.
+    var followsRedirects = true
+}
 
 /// What one exchange gave the pipeline, before validation.
 struct DeliveredExchange {

@@ -103,6 +103,11 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
         replacingPayload(try PayloadDecoding.decode(Other.self, from: data, using: decoder, url: request.url))
     }
 
+    /// The same exchange with its payload transformed, everything else kept.
+    public func map<Other: Sendable>(_ transform: (Payload) throws -> Other) rethrows -> ServerResponse<Other> {
+        replacingPayload(try transform(payload))
+    }
+
     /// The same exchange carrying another payload.
     func replacingPayload<Other>(_ other: Other) -> ServerResponse<Other> {
         var response = ServerResponse<Other>(payload: other, data: data, request: request, head: head,

@@ -115,12 +115,13 @@ struct TaskRunner<T: DownloadingTask> {
             let progress = UploadProgressRelay.transportHandler(for: task)
             let received: DeliveredExchange
             do {
-                received = try await delivery.exchange(request) { sending, sink in
+                received = try await delivery.exchange(request, cancellation: session.cancellation) { sending, sink, options in
                     var exchange = TransportRequest(
                         urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                         allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: progress, cancellation: session.cancellation)
+                        progress: progress, cancellation: options.cancellation)
                     exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                    exchange.followsRedirects = options.followsRedirects
                     return try await server.transport.send(exchange, into: sink)
                 }
             } catch {
@@ -135,7 +136,7 @@ struct TaskRunner<T: DownloadingTask> {
             attempt.exchange = exchange
 
             // Validate.
-            try await task.didReceiveResponse(response: received.head.makeHTTPURLResponse(), data: received.data)
+            try await ResponseHook.call(task, head: received.head, data: received.data)
             try session.checkCancellation()
             let status = received.head.statusCode
             if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(status) {

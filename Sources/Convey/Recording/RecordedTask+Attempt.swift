@@ -13,9 +13,11 @@ extension RecordedTask {
             requestHeaders: redaction.maskedHeaders(attempt.requestHeaders),
             requestBodySize: requestBodySize, requestBody: nil,
             statusCode: attempt.statusCode,
-            responseHeaders: redaction.maskedHeaders(attempt.responseHeaders),
+            responseHeaders: Array(redaction.maskedFields(attempt.responseHeaders)),
             responseBodySize: responseBodySize, responseBody: nil,
-            error: attempt.error.map(EchoFormatter.summary(of:)))
+            error: attempt.error.map(EchoFormatter.summary(of:)),
+            metrics: attempt.statusCode == nil || attempt.metrics.isEmpty ? nil : attempt.metrics)
+        cacheStatus = attempt.cacheStatus == .network ? nil : attempt.cacheStatus
     }
 
     private static func outcome(of error: (any Error)?) -> Outcome {
@@ -29,15 +31,15 @@ extension RecordedTask {
     func withBodies(of attempt: AttemptRecord, limit: Int, redaction: Redaction) -> RecordedTask {
         let formatter = EchoFormatter(style: .consoleFull, redaction: redaction)
         var record = self
-        record.requestBody = Self.body(attempt.requestBody, headers: attempt.requestHeaders, limit: limit, formatter: formatter)
-        record.responseBody = Self.body(attempt.responseBody, headers: attempt.responseHeaders, limit: limit, formatter: formatter)
+        record.requestBody = Self.body(attempt.requestBody, contentType: HeaderFields(attempt.requestHeaders)["Content-Type"],
+                                       limit: limit, formatter: formatter)
+        record.responseBody = Self.body(attempt.responseBody, contentType: attempt.responseHeaders["Content-Type"], limit: limit, formatter: formatter)
         return record
     }
 
-    private static func body(_ data: Data?, headers: [String: String], limit: Int, formatter: EchoFormatter) -> RecordedBody? {
+    private static func body(_ data: Data?, contentType: String?, limit: Int, formatter: EchoFormatter) -> RecordedBody? {
         guard limit > 0, let data, !data.isEmpty else { return nil }
         if let text = String(data: data, encoding: .utf8), !text.contains("\0") {
-            let contentType = headers.first { $0.key.equalsIgnoringASCIICase("Content-Type") }?.value
             let rendered = formatter.render(body: data, contentType: contentType)
             return RecordedBody(text: String(rendered.prefix(limit)), base64: nil, truncated: rendered.count > limit)
         }

@@ -17,7 +17,7 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     }
 
     /// The version of the on-disk format this record was written in.
-    public static let currentFormatVersion = 1
+    public static let currentFormatVersion = 2
 
     /// The record's format version; readers skip records of a version they do not know.
     public var formatVersion: Int
@@ -49,19 +49,25 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     /// The response status code, when a response arrived.
     public var statusCode: Int?
     /// The response headers, with credential values masked.
-    public var responseHeaders: [String: String]
+    public var responseHeaders: [Header]
     /// The size of the response body in bytes.
     public var responseBodySize: Int
     /// The response body, when the recorder keeps bodies.
     public var responseBody: RecordedBody?
     /// What went wrong, without URLs' secrets or bodies; `nil` on success.
     public var error: String?
+    /// What the exchange cost on the wire, as far as the transport measured it; `nil` without a response.
+    public var metrics: ExchangeMetrics?
+    /// How the cache took part (`hit`, `revalidated`, `joined`, `backgroundRefresh`, …); `nil`
+    /// for a plain network exchange and in records written before the field existed.
+    public var cacheStatus: CacheStatus?
 
     /// Creates a record from its parts; `TaskRecorder` does this for you.
     public init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
                 outcome: Outcome, method: String, url: String?, requestHeaders: [String: String], requestBodySize: Int,
-                requestBody: RecordedBody?, statusCode: Int?, responseHeaders: [String: String], responseBodySize: Int,
-                responseBody: RecordedBody?, error: String?) {
+                requestBody: RecordedBody?, statusCode: Int?, responseHeaders: [Header], responseBodySize: Int,
+                responseBody: RecordedBody?, error: String?, metrics: ExchangeMetrics? = nil) {
+        self.metrics = metrics
         self.formatVersion = Self.currentFormatVersion
         self.id = id
         self.taskName = taskName

@@ -54,6 +54,14 @@ public struct ServerConfiguration: Sendable {
     /// How tasks use `cache` unless they choose their own `cacheStrategy`. Default: `.localFirst`,
     /// HTTP's own freshness and revalidation rules.
     public var defaultCacheStrategy: CacheStrategy = .localFirst
+    /// How long responses without explicit freshness stay fresh (RFC 9111 §4.2.2), or `nil` for
+    /// never (they are revalidated each time). Default: `nil`: an API's answers are not guessed
+    /// fresh; set `.standard` (10% of the time since `Last-Modified`, at most a day) for static content.
+    public var heuristicFreshness: HeuristicFreshness?
+    /// Whether identical GET and HEAD requests in flight at once share one exchange (with a cache
+    /// set and a strategy other than `.never`; never for requests with a body). Default: `true`.
+    /// A task turns it off with `TaskConfiguration.coalescesRequests`.
+    public var coalescesRequests = true
     /// Where attempts of tasks with the `.recorded` echo style are persisted. Default: `nil`,
     /// nothing is recorded and nothing is written to disk. See `TaskRecorder`.
     public var recorder: TaskRecorder?

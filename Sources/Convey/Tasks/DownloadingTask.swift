@@ -94,7 +94,9 @@ extension DownloadingTask {
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
     public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }
-    public func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {}
+    public func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
+        ResponseHook.probe?.reachedDefault = true
+    }
     public func didFail(with error: any Error) async {}
     public func didFinish(with response: ServerResponse<DownloadPayload>) async {}
     public func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {

@@ -1,5 +1,5 @@
 /// One HTTP header field.
-public struct Header: Sendable, Hashable, CustomStringConvertible {
+public struct Header: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The field name, as it will be sent. Names compare case-insensitively in `Headers`.
     public var name: String
     /// The field value.

@@ -19,6 +19,8 @@ public struct TaskConfiguration: Sendable, Hashable {
     /// The most bytes the response body may have in memory, after decompression. `nil` uses the
     /// server's `maximumResponseSize`.
     public var maximumResponseSize: Int64?
+    /// Whether the task may share an identical request's exchange in flight. `nil` uses the server's `coalescesRequests`.
+    public var coalescesRequests: Bool?
 
     /// Creates overrides; leave a field `nil` to use the server's setting.
     public init(
@@ -27,7 +29,8 @@ public struct TaskConfiguration: Sendable, Hashable {
         allowsExpensiveNetworkAccess: Bool? = nil,
         allowsConstrainedNetworkAccess: Bool? = nil,
         echoStyle: TaskEchoStyle? = nil,
-        maximumResponseSize: Int64? = nil
+        maximumResponseSize: Int64? = nil,
+        coalescesRequests: Bool? = nil
     ) {
         self.maximumResponseSize = maximumResponseSize
         self.timeout = timeout
@@ -35,6 +38,7 @@ public struct TaskConfiguration: Sendable, Hashable {
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
         self.echoStyle = echoStyle
+        self.coalescesRequests = coalescesRequests
     }
 }
 

@@ -5,7 +5,7 @@
 /// field from libcurl's transfer info; `URLSessionTransport` fills what task metrics provide
 /// (little on Linux); a stub fills nothing. With redirects followed by the transport, the
 /// figures describe the last hop.
-public struct ExchangeMetrics: Sendable, Hashable {
+public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Time until the host name was resolved.
     public var nameLookup: Duration?
     /// Time until the TCP connection was up.
@@ -42,4 +42,16 @@ public struct ExchangeMetrics: Sendable, Hashable {
 
     /// Whether the transport measured nothing.
     public var isEmpty: Bool { self == ExchangeMetrics() }
+
+    /// One line, as echo and the harness print it: `dns 0.1 ms · connect 0.3 ms · tls – · first byte
+    /// 1.2 ms · total 1.5 ms · ↑0 B ↓312 B · HTTP/1.1 · reused`, with `–` for what was not measured.
+    public var description: String {
+        func time(_ duration: Duration?) -> String { duration.map(EchoFormatter.format) ?? "–" }
+        func size(_ bytes: Int64?) -> String { bytes.map { EchoFormatter.format(bytes: Int(clamping: $0)) } ?? "–" }
+        var parts = ["dns \(time(nameLookup))", "connect \(time(connect))", "tls \(time(tlsHandshake))",
+                     "first byte \(time(firstByte))", "total \(time(total))", "↑\(size(bytesSent)) ↓\(size(bytesReceived))"]
+        if let httpVersion { parts.append(httpVersion) }
+        if let reusedConnection { parts.append(reusedConnection ? "reused" : "new connection") }
+        return parts.joined(separator: " · ")
+    }
 }

@@ -5,7 +5,7 @@ import Testing
 @Suite("Cache entry format")
 struct CacheEntryFormatTests {
     private let sample = CachedResponse(
-        key: "https://example.com/a?b=1", statusCode: 203, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=60", "X-Ünïcode": "✓"],
+        key: "https://example.com/a?b=1", statusCode: 203, fields: ["ETag": "\"v1\"", "Cache-Control": "max-age=60", "X-Ünïcode": "✓"],
         body: Data((0..<300).map { UInt8($0 % 256) }), requestedAt: Date(timeIntervalSince1970: 1_700_000_000.25),
         receivedAt: Date(timeIntervalSince1970: 1_700_000_001.5),
         varyingRequestHeaders: [.init(name: "accept", value: "application/json"), .init(name: "x-absent", value: nil)],

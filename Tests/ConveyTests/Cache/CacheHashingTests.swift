@@ -32,6 +32,6 @@ struct CacheHashingTests {
     private func withKnownFolder(_ body: (DiskTier, URL) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "convey-hash-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
-        try body(try DiskTier(folder: folder, sizeLimit: 1 << 20), folder)
+        try body(try DiskTier(folder: folder, sizeLimit: 1 << 20, clock: .system), folder)
     }
 }

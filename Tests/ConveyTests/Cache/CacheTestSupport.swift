@@ -29,7 +29,9 @@ struct CacheProbeTask: ServerTask {
     var method: HTTPMethod = .get
     var queryParameters: [String: String]?
     var events: EventLog?
+    var taskConfiguration: TaskConfiguration?
 
+    var configuration: TaskConfiguration? { taskConfiguration }
     var cacheStrategy: CacheStrategy { strategy ?? server.configuration.defaultCacheStrategy }
 
     var headers: Headers {
@@ -98,4 +100,45 @@ func httpDate(_ date: Date) -> String {
     formatter.timeZone = TimeZone(identifier: "GMT")
     formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
     return formatter.string(from: date)
+}
+
+/// A clock tests move by hand, so rules about time never wait on the wall clock.
+final class ManualClock: @unchecked Sendable {
+    private let lock = NSLock()
+    private var current: Date
+
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = start }
+
+    var now: Date { lock.withLock { current } }
+
+    /// Moves time forward by `seconds`.
+    func advance(_ seconds: TimeInterval) { lock.withLock { current += seconds } }
+
+    var cacheClock: CacheClock { CacheClock { [self] in now } }
+}
+
+/// Holds stub answers back until the test opens it; waiting stops when the waiting task is cancelled.
+final class Gate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var isOpen = false
+
+    func open() { lock.withLock { isOpen = true } }
+
+    func wait() async throws {
+        while !lock.withLock({ isOpen }) { try await Task.sleep(for: .milliseconds(2)) }
+    }
+}
+
+/// Waits until `condition` holds, checking between yields; fails the test after `limit` of wall
+/// time, a guard against hanging, never a measure of speed.
+func waitUntil(isolation: isolated (any Actor)? = #isolation, _ what: String, limit: Duration = .seconds(60),
+               _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("gave up waiting until \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(2))
+    }
 }

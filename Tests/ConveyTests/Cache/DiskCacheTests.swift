@@ -81,14 +81,21 @@ struct DiskCacheTests {
     @Test func theDiskTierStaysUnderItsLimitAndKeepsTheRecentlyUsed() async throws {
         try await withTemporaryFolder { folder in
             let limit = 100_000
-            let cache = try diskOnly(folder, limit: limit)
+            let clock = ManualClock()
+            let cache = try DataCache(folder: folder, diskSizeLimit: limit, memoryCostLimit: 0, clock: clock.cacheClock)
             let body = Data(repeating: 0xAB, count: 4000)
-            for index in 0..<20 { await cache.store(try response("item\(index)", body: body)) }
-            try await Task.sleep(for: .milliseconds(20))
+            // Each write and read stamps its file with the cache clock, one second apart.
+            for index in 0..<20 {
+                await cache.store(try response("item\(index)", body: body))
+                clock.advance(1)
+            }
             // Reading refreshes an entry's time, so item0 is now the most recently used.
             #expect(await cache.response(for: try url("item0")) != nil)
-            try await Task.sleep(for: .milliseconds(20))
-            for index in 20..<40 { await cache.store(try response("item\(index)", body: body)) }
+            clock.advance(1)
+            for index in 20..<40 {
+                await cache.store(try response("item\(index)", body: body))
+                clock.advance(1)
+            }
             await cache.trimDisk()
 
             let sizes = try entryFiles(in: folder).map { try #require(try $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) }

@@ -5,7 +5,7 @@ import Testing
 @Suite("Memory tier")
 struct MemoryTierTests {
     private func entry(_ key: String, bytes: Int = 1000) -> CachedResponse {
-        CachedResponse(key: key, statusCode: 200, headers: [:], body: Data(count: bytes), requestedAt: Date(), receivedAt: Date(),
+        CachedResponse(key: key, statusCode: 200, fields: [:], body: Data(count: bytes), requestedAt: Date(), receivedAt: Date(),
                        varyingRequestHeaders: [], authorizationFingerprint: nil)
     }
 

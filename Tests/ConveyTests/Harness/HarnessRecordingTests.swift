@@ -30,7 +30,7 @@ struct HarnessRecordingTests {
         let record = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(record["method"] as? String == "POST")
         #expect(record["statusCode"] as? Int == 200)
-        #expect(record["formatVersion"] as? Int == 1)
+        #expect(record["formatVersion"] as? Int == 2)
         #expect(missing.status == 5)
         #expect(missing.stderr.contains("no record 3: there are 2 records"))
 

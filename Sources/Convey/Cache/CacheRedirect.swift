@@ -1,0 +1,43 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The redirects the cache follows itself for the GET and HEAD requests it handles, so that a
+/// permanent redirect (301, 308; RFC 9110 §15.4) is stored under its own URL like any response
+/// and followed from the cache next time, without asking the server.
+///
+/// 301, 302, 303, 307 and 308 with a usable `Location` are followed; GET and HEAD keep their
+/// method (a 303 changes nothing for them). `Authorization` and `Cookie` set as headers are not
+/// sent to another origin, as the transports do when they follow redirects themselves.
+enum CacheRedirect {
+    /// The most hops followed before the request fails, as `CurlTransport` allows by default.
+    static let maximumHops = 20
+
+    private static let followedStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The request for the next hop after `head` answered `request`, or `nil` when `head` is final.
+    static func next(after head: ResponseHead, request: URLRequest) -> URLRequest? {
+        guard followedStatuses.contains(head.statusCode), let location = head.fields.first(named: "Location"),
+              let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
+              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+        else { return nil }
+        var next = request
+        next.url = target
+        if !sameOrigin(current, target) {
+            next.setValue(nil, forHTTPHeaderField: "Authorization")
+            next.setValue(nil, forHTTPHeaderField: "Cookie")
+        }
+        return next
+    }
+
+    private static func sameOrigin(_ first: URL, _ second: URL) -> Bool {
+        first.scheme?.lowercased() == second.scheme?.lowercased()
+            && first.host?.lowercased() == second.host?.lowercased()
+            && effectivePort(first) == effectivePort(second)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+/// A task whose response body goes to a file: streamed to disk as it arrives, with flat memory,
+/// put in place only when complete and verified, and resumed after a broken transfer.
+///
+/// ```swift
+/// struct FetchModel: FileDownloadingTask {
+///     var path: String { "models/large.bin" }
+///     var destination: URL { URL(fileURLWithPath: "/tmp/large.bin") }
+/// }
+/// let response = try await FetchModel().download()   // response.payload is the destination
+/// ```
+///
+/// Any task can also download to a file with `download(to:resuming:progress:)`.
+public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == URL {
+    /// Where the finished file goes. An existing file there is replaced once the download is complete.
+    var destination: URL { get }
+    /// Whether a partial file left by a broken transfer is resumed. Default: `true`.
+    var resumesPartialDownloads: Bool { get }
+    /// Called as bytes are written, from any thread. Default: `nil`.
+    var downloadProgressHandler: DownloadProgressHandler? { get }
+}
+
+extension FileDownloadingTask {
+    public var resumesPartialDownloads: Bool { true }
+    public var downloadProgressHandler: DownloadProgressHandler? { nil }
+
+    /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)` does.
+    @discardableResult
+    public func download() async throws -> ServerResponse<URL> {
+        try await download(to: destination, resuming: resumesPartialDownloads, progress: downloadProgressHandler)
+    }
+}
+
+extension DownloadingTask {
+    /// Runs the task with its response body streamed to a file, and returns the file's URL as
+    /// the payload.
+    ///
+    /// The body goes to `<destination>.convey-partial` and replaces `destination` in one step once
+    /// complete and its length verified. When a transfer breaks (a failure, a cancellation, a
+    /// timeout), the partial file stays; the next attempt or run sends `Range` with `If-Range`
+    /// (the strong `ETag`, else `Last-Modified`) and appends a `206` that continues it exactly,
+    /// or starts over on a `200`. Nothing half-written ever sits at `destination`.
+    ///
+    /// Requests ask for `Accept-Encoding: identity`; the cache is bypassed, and the in-memory
+    /// size limit does not apply. Throws `HTTPError` for a status outside 2xx (the partial file is
+    /// kept), `ConveyError.downloadFailed` when the file cannot be written, verified or moved.
+    @discardableResult
+    public func download(to destination: URL, resuming: Bool = true,
+                         progress: DownloadProgressHandler? = nil) async throws -> ServerResponse<URL> {
+        try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, progress: progress))
+    }
+}
