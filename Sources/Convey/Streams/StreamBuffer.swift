@@ -202,7 +202,4 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
 
     /// The final URL, once the head has arrived.
     var headURL: URL? { lock.withLock { head?.url } }
-
-    /// Whether the reader has closed the stream.
-    var isClosed: Bool { lock.withLock { closed } }
 }

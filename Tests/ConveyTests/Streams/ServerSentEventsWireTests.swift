@@ -42,6 +42,20 @@ struct ServerSentEventsWireTests {
     }
 
     @Test(arguments: TransportKind.allCases)
+    func aReaderCanResumeAfterAKnownEvent(_ kind: TransportKind) async throws {
+        let key = UUID().uuidString
+        let server = streamingServer(kind, remote: try TestServers.events())
+        let task = StreamedGet(server: server, path: "drop", queryParameters: ["key": key, "after": "2", "total": "7"])
+        let waits = RecordedWaits()
+        var ids: [String] = []
+        for try await event in task.events(ServerSentEvents.Configuration(lastEventID: "4", sleep: waits.sleep)) {
+            ids.append(event.id)
+        }
+        #expect(ids == ["5", "6", "7"])
+        #expect(try await EventServerStats.fetch(key: key).lastEventIDs == ["4", "6", "7"])
+    }
+
+    @Test(arguments: TransportKind.allCases)
     func theServersRetryFieldSetsTheWait(_ kind: TransportKind) async throws {
         let server = streamingServer(kind, remote: try TestServers.events())
         let task = StreamedGet(server: server, path: "retry", queryParameters: ["ms": "1234", "count": "1"])

@@ -22,9 +22,12 @@ struct ServerSentEventParser {
     /// Bytes of a possible byte order mark at the start of a connection, until it is settled.
     private var streamStart: [UInt8]? = []
 
-    /// A parser whose events' data (and lines) may be at most `maximumEventSize` bytes.
-    init(maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize, url: URL? = nil) {
+    /// A parser whose events' data (and lines) may be at most `maximumEventSize` bytes, resuming
+    /// after `lastEventID` (`""`: from the start).
+    init(maximumEventSize: Int = ServerSentEventParser.defaultMaximumEventSize, lastEventID: String = "", url: URL? = nil) {
         self.maximumEventSize = maximumEventSize
+        self.lastEventID = lastEventID
+        lastEventIDBuffer = lastEventID
         self.url = url
         splitter = LineSplitter(endings: .anyNewline, maximumLineLength: maximumEventSize, url: url)
     }

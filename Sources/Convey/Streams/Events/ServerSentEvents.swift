@@ -78,7 +78,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         init(configuration: Configuration, connect: @escaping Connect) {
             self.configuration = configuration
             self.connect = connect
-            parser = ServerSentEventParser(maximumEventSize: configuration.maximumEventSize)
+            parser = ServerSentEventParser(maximumEventSize: configuration.maximumEventSize,
+                                           lastEventID: configuration.lastEventID ?? "")
         }
 
         /// The next event; `nil` once the server said 204 or reconnecting is off and the body ended.
@@ -135,10 +136,9 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 if Task.isCancelled { throw ConveyError.cancelled }
             }
             connections += 1
-            let id = parser.lastEventID.isEmpty ? (connections == 1 ? configuration.lastEventID : nil) : parser.lastEventID
             let response: ServerResponse<ResponseStream>
             do {
-                response = try await connect(id)
+                response = try await connect(parser.lastEventID.isEmpty ? nil : parser.lastEventID)
             } catch let error where Self.isDrop(error) && configuration.reconnects {
                 consecutiveFailures += 1
                 if consecutiveFailures >= configuration.maximumConsecutiveFailures { throw error }
