@@ -52,7 +52,7 @@ extension ExitCode {
             case .transport, .timedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote, .cache: self = .noResponse
             case .invalidURL: self = .usage
             case .cancelled: self = .interrupted
-            case .encodingFailed, .decodingFailed: self = .localFailure
+            case .encodingFailed, .invalidHeaderField, .decodingFailed: self = .localFailure
             case .responseTooLarge: self = .noResponse
             case .downloadFailed: self = .localFailure
             }

@@ -15,6 +15,7 @@ enum DemoText {
         case .timedOut: "timedOut"
         case .cancelled: "cancelled"
         case .encodingFailed: "encodingFailed"
+        case .invalidHeaderField: "invalidHeaderField"
         case .decodingFailed: "decodingFailed"
         case .cache: "cache"
         case .responseTooLarge: "responseTooLarge"

@@ -53,7 +53,7 @@ struct RunReport: Sendable {
         case .timedOut: "timeout"
         case .requestsDisabledForDebugging, .serverDisabled, .noRemote: "disabled"
         case .invalidURL: "invalidURL"
-        case .encodingFailed: "encoding"
+        case .encodingFailed, .invalidHeaderField: "encoding"
         case .decodingFailed: "decoding"
         case .cache: "cache"
         case .responseTooLarge: "too large"

@@ -27,6 +27,10 @@ CURLcode convey_curl_easy_setopt_callback(CURL *easy, CURLoption option, convey_
     return curl_easy_setopt(easy, option, callback);
 }
 
+CURLcode convey_curl_easy_setopt_prereq(CURL *easy, convey_curl_prereq_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, callback);
+}
+
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

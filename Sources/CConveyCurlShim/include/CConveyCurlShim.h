@@ -15,6 +15,12 @@ CURLcode convey_curl_easy_setopt_pointer(CURL *easy, CURLoption option, void *va
 CURLcode convey_curl_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value);
 CURLcode convey_curl_easy_setopt_callback(CURL *easy, CURLoption option, convey_curl_data_callback callback);
 
+/// The signature of CURLOPT_PREREQFUNCTION: called once a connection is made or reused, just
+/// before each time the request goes out on it (libcurl 7.80 and later).
+typedef int (*convey_curl_prereq_callback)(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port);
+
+CURLcode convey_curl_easy_setopt_prereq(CURL *easy, convey_curl_prereq_callback callback);
+
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 

@@ -140,7 +140,7 @@ struct EchoFormatter {
         case .invalidURL(_, let reason):
             return "Invalid URL: \(reason)"
         case .transport(let failure):
-            return "Transport error \(failure.code): \(failure.reason)"
+            return "\(failure.kind.logPhrase): \(failure.reason) (code \(failure.code))"
         case .timedOut(let failure):
             return "Timed out (\(failure.kind.rawValue) limit \(format(failure.limit)))"
         case .decodingFailed(let failure):
@@ -150,7 +150,7 @@ struct EchoFormatter {
             return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
         case .responseTooLarge(let failure):
             return "Response \(failure.part.rawValue) over the limit of \(format(bytes: Int(clamping: failure.limit)))"
-        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed:
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField:
             return convey.logDetail
         }
     }

@@ -12,7 +12,8 @@ public enum ConveyError: PresentableError, Sendable {
     case serverDisabled(server: String)
     /// The `-fail-all-requests` launch argument is set; nothing was sent.
     case requestsDisabledForDebugging
-    /// The transport failed: no connection, a reset, a TLS failure, a response cut short.
+    /// The transport failed: no connection, a reset, a TLS failure, a malformed or oversized
+    /// answer, a refused redirect. `TransportFailure.kind` says which.
     case transport(TransportFailure)
     /// An attempt waited longer than its timeout, or the task ran past its total timeout.
     case timedOut(TimeoutFailure)
@@ -20,6 +21,8 @@ public enum ConveyError: PresentableError, Sendable {
     case cancelled
     /// The request body could not be encoded or read; nothing was sent.
     case encodingFailed(EncodingFailure)
+    /// A request header field's name is not a token or its value holds CR, LF or NUL; nothing was sent.
+    case invalidHeaderField(HeaderFieldFailure)
     /// The response body could not be decoded into the task's payload type.
     case decodingFailed(DecodingFailure)
     /// The cache could not answer a `.localOnly` task, or its folder could not be opened.
@@ -31,10 +34,10 @@ public enum ConveyError: PresentableError, Sendable {
 
     public var userMessage: String? {
         switch self {
-        case .invalidURL, .noRemote, .encodingFailed: "The request couldn't be prepared."
+        case .invalidURL, .noRemote, .encodingFailed, .invalidHeaderField: "The request couldn't be prepared."
         case .serverDisabled: "This service is currently unavailable."
         case .requestsDisabledForDebugging: "Network requests are disabled for debugging."
-        case .transport: "Couldn't reach the server. Check your connection and try again."
+        case .transport(let failure): failure.kind.userMessage
         case .timedOut: "The server took too long to answer. Please try again."
         case .cancelled: nil
         case .decodingFailed: "The server's answer couldn't be read."
@@ -54,31 +57,13 @@ public enum ConveyError: PresentableError, Sendable {
         case .timedOut(let failure): failure.description
         case .cancelled: "Cancelled"
         case .encodingFailed(let failure): failure.description
+        case .invalidHeaderField(let failure): failure.description
         case .decodingFailed(let failure): failure.description
         case .cache(let failure): failure.description
         case .responseTooLarge(let failure): failure.description
         case .downloadFailed(let failure): failure.description
         }
     }
-}
-
-/// Why the transport failed, and where.
-public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
-    /// The `URLError` code (or the transport's own code) behind the failure.
-    public let code: Int
-    /// The transport's own description of the failure.
-    public let reason: String
-    /// The URL being fetched.
-    public let url: URL?
-
-    /// Creates a transport failure.
-    public init(code: Int, reason: String, url: URL?) {
-        self.code = code
-        self.reason = reason
-        self.url = url
-    }
-
-    public var description: String { "Transport error \(code) for \(url?.absoluteString ?? "?"): \(reason)" }
 }
 
 /// Which timeout fired, and where.

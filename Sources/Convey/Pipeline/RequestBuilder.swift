@@ -7,13 +7,20 @@ import FoundationNetworking
 @ConveyActor
 enum RequestBuilder {
     /// The URL for a task: remote, path prefix and path joined, query parameters encoded.
+    /// Only http and https, and only paths that stay under the remote's path and prefix.
     static func url(path: String, queryParameters: [String: String]?, remote: Remote) throws -> URL {
+        if Remote.climbsOutOfPrefix(path) {
+            throw ConveyError.invalidURL(path, reason: "its \"..\" segments climb out of the remote's path prefix")
+        }
         var text = remote.urlString(forPath: PercentEncoding.path(path))
         if let queryParameters, !queryParameters.isEmpty {
             text += (text.contains("?") ? "&" : "?") + PercentEncoding.query(queryParameters)
         }
         guard let url = URL(string: text), url.host != nil else {
             throw ConveyError.invalidURL(text, reason: "it is not an absolute URL with a host")
+        }
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw ConveyError.invalidURL(text, reason: "only http and https URLs are sent")
         }
         return url
     }
@@ -29,12 +36,23 @@ enum RequestBuilder {
         }
         let configuration = server.configuration
 
-        var headers: Headers = ["User-Agent": configuration.userAgent ?? ServerConfiguration.standardUserAgent]
+        let userAgent = configuration.userAgent ?? ServerConfiguration.standardUserAgent
+        try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
+        var headers: Headers = ["User-Agent": userAgent]
         if !configuration.enableGZipDownloads { headers["Accept-Encoding"] = "identity" }
+        try FieldValidation.check(configuration.defaultHeaders, source: .defaultHeaders)
         headers.append(contentsOf: configuration.defaultHeaders)
-        if let contentType = body?.contentType { headers["Content-Type"] = contentType }
-        if let contentEncoding = body?.contentEncoding { headers["Content-Encoding"] = contentEncoding }
-        headers.append(contentsOf: try await task.headers)
+        if let contentType = body?.contentType {
+            try FieldValidation.check(name: "Content-Type", value: contentType, source: .body)
+            headers["Content-Type"] = contentType
+        }
+        if let contentEncoding = body?.contentEncoding {
+            try FieldValidation.check(name: "Content-Encoding", value: contentEncoding, source: .body)
+            headers["Content-Encoding"] = contentEncoding
+        }
+        let taskHeaders = try await task.headers
+        try FieldValidation.check(taskHeaders, source: .taskHeaders)
+        headers.append(contentsOf: taskHeaders)
 
         var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
                                  timeoutInterval: timeout(for: task, server: server).timeInterval)

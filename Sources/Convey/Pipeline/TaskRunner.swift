@@ -105,6 +105,7 @@ struct TaskRunner<T: DownloadingTask> {
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             delivery.prepare(&request)
             request = try await task.willSendRequest(request: request)
+            try FieldValidation.check(request, source: .willSendRequest)
             attempt.request = request
 
             // Send, into the delivery's sink.
@@ -154,23 +155,6 @@ struct TaskRunner<T: DownloadingTask> {
         }
         attempt.elapsed = clock.duration(to: .now)
         return attempt
-    }
-}
-
-/// Maps what a transport throws onto Convey's errors.
-enum TransportErrors {
-    static func map(_ error: any Error, url: URL?, timeout: Duration) -> any Error {
-        if error is ConveyError || error is HTTPError { return error }
-        if error is CancellationError { return ConveyError.cancelled }
-        guard let urlError = error as? URLError else {
-            return ConveyError.transport(TransportFailure(code: -1, reason: String(describing: error), url: url))
-        }
-        switch urlError.code {
-        case .cancelled: return ConveyError.cancelled
-        case .timedOut: return ConveyError.timedOut(TimeoutFailure(kind: .attempt, limit: timeout, url: url))
-        default:
-            return ConveyError.transport(TransportFailure(code: urlError.code.rawValue, reason: urlError.localizedDescription, url: url))
-        }
     }
 }
 

@@ -74,7 +74,9 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Whether a failure may go away by itself: a retryable status, an attempt timeout, or a
-    /// connection-level transport failure.
+    /// transport failure of a transient kind (`TransportFailure.Kind`): `cannotConnect`,
+    /// `connectionLost` and `notResent`. A TLS failure, a malformed or oversized answer and a
+    /// refused redirect would only happen again.
     public func isTransient(_ error: any Error) -> Bool {
         switch error {
         case let http as HTTPError:
@@ -82,7 +84,7 @@ public struct RetryPolicy: Sendable, Hashable {
         case ConveyError.timedOut(let failure):
             return failure.kind == .attempt
         case ConveyError.transport(let failure):
-            return Self.transientTransportCodes.contains(failure.code)
+            return Self.transientTransportKinds.contains(failure.kind)
         default:
             return false
         }
@@ -94,9 +96,7 @@ public struct RetryPolicy: Sendable, Hashable {
         return delay - delay * jitter * Double.random(in: 0...1)
     }
 
-    /// URLError codes for failures of the connection rather than of the request.
-    private static let transientTransportCodes: Set<Int> = [
-        URLError.timedOut, .cannotFindHost, .cannotConnectToHost, .networkConnectionLost,
-        .dnsLookupFailed, .notConnectedToInternet, .badServerResponse, .zeroByteResource,
-    ].reduce(into: []) { $0.insert($1.rawValue) }
+    /// Failures of the connection rather than of the request or the server's answer. `notResent`
+    /// is one too: only a policy that retries non-idempotent methods ever sees it retried.
+    private static let transientTransportKinds: Set<TransportFailure.Kind> = [.cannotConnect, .connectionLost, .notResent]
 }

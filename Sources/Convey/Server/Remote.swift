@@ -45,6 +45,25 @@ public struct Remote: Sendable, Hashable, CustomStringConvertible {
         return result
     }
 
+    /// Whether a task path leaves the remote's base path and prefix once its dot segments are
+    /// resolved (RFC 3986 §5.2.4), as servers and libcurl resolve them: `../admin` or
+    /// `a/../../admin` does, `a/../b` does not. `%2E` counts as a dot. Only the part before `?`
+    /// or `#` is a path.
+    static func climbsOutOfPrefix(_ path: String) -> Bool {
+        let pathPart = path.prefix { $0 != "?" && $0 != "#" }
+        var depth = 0
+        for segment in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
+            switch segment.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive) {
+            case ".": continue
+            case "..":
+                depth -= 1
+                if depth < 0 { return true }
+            default: depth += 1
+            }
+        }
+        return false
+    }
+
     /// The name and the joined base URL, for logs.
     public var description: String { "\(name) (\(urlString(forPath: "")))" }
 }

@@ -75,6 +75,6 @@ final class StreamTransfer: Sendable {
         let mapped = TransportErrors.map(error, url: url, timeout: timeout)
         guard case ConveyError.transport(let failure) = mapped else { return mapped }
         return ConveyError.transport(TransportFailure(
-            code: failure.code, reason: "\(failure.reason) (the stream broke after \(delivered) bytes of the body)", url: failure.url))
+            kind: failure.kind, code: failure.code, reason: "\(failure.reason) (the stream broke after \(delivered) bytes of the body)", url: failure.url))
     }
 }

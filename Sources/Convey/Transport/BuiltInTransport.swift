@@ -28,8 +28,8 @@ public enum BuiltInTransport: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Makes the transport for a server's configuration.
-    func make(for configuration: ServerConfiguration) -> any ConveyTransport {
+    /// Makes the transport for a server's configuration: a new one, with its own connections.
+    public func make(for configuration: ServerConfiguration) -> any ConveyTransport {
         #if canImport(CConveyCurlShim)
         if self == .curl { return CurlTransport() }
         #endif

@@ -71,6 +71,7 @@ public final class CurlTransport: ConveyTransport {
         var redirects = 0
         while true {
             guard let url = hopRequest.url else { throw URLError(.badURL) }
+            guard AllowedSchemes.allow(url) else { throw AllowedSchemes.unsupported(url) }
             // As URLSession reports it, whether the task was cancelled before or during a transfer.
             if Task.isCancelled { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
             let timeLeft = try deadline.map { deadline in

@@ -71,17 +71,19 @@ public struct HeaderFields: Sendable, Hashable, RandomAccessCollection, Expressi
 
     /// One combined value per name (first spelling of the name kept), as `HTTPURLResponse` holds them.
     public var combined: [String: String] {
-        var names: [String] = []
-        var values: [String] = []
+        // Linear in the number of fields: a hostile head may carry thousands.
+        var combined = [String: String](minimumCapacity: fields.count)
+        var spellingOf: [String: String] = [:]
         for field in fields {
-            if let index = names.firstIndex(where: { $0.equalsIgnoringASCIICase(field.name) }) {
-                values[index] += ", " + field.value
+            let key = field.name.lowercased()
+            if let spelling = spellingOf[key] {
+                combined[spelling, default: ""] += ", " + field.value
             } else {
-                names.append(field.name)
-                values.append(field.value)
+                spellingOf[key] = field.name
+                combined[field.name] = field.value
             }
         }
-        return Dictionary(zip(names, values), uniquingKeysWith: { first, _ in first })
+        return combined
     }
 
     public var description: String { fields.map(\.description).joined(separator: "\n") }

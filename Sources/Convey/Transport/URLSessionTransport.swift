@@ -9,9 +9,16 @@ import FoundationNetworking
 /// Why not `data(for:)`: on Linux the async API skips most delegate callbacks, and Convey needs
 /// the authentication challenge to stop a 401 Basic response from hanging forever (a
 /// swift-corelibs-foundation bug). URLCache is off: on Linux its key ignores the query string.
+///
+/// On Linux a request whose method is not idempotent (POST, PATCH) goes out on a session of its
+/// own, so on a connection of its own: FoundationNetworking's libcurl re-sends a request on a
+/// fresh connection when a reused one died before any response byte (a bodyless POST arrives
+/// twice; one with a body hangs until its timeout), and Convey cannot set libcurl options there.
 public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
+    private let timeout: Duration
+    private let waitsForConnectivity: Bool
 
     /// Creates a transport with its own session.
     ///
@@ -20,6 +27,14 @@ public final class URLSessionTransport: ConveyTransport {
     ///   - waitsForConnectivity: whether requests wait for a network instead of failing at once
     ///     (Apple platforms; URLSession on Linux always fails at once).
     public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false) {
+        self.timeout = timeout
+        self.waitsForConnectivity = waitsForConnectivity
+        delegate = SessionDelegate()
+        session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
+                             delegate: delegate, delegateQueue: nil)
+    }
+
+    private static func configuration(timeout: Duration, waitsForConnectivity: Bool) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -27,8 +42,22 @@ public final class URLSessionTransport: ConveyTransport {
         #if canImport(Darwin)
         configuration.waitsForConnectivity = waitsForConnectivity
         #endif
-        delegate = SessionDelegate()
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        return configuration
+    }
+
+    /// The session and delegate for a request: the shared ones, or on Linux a session of its own
+    /// for a method that must not be re-sent (see the type's documentation). `true` when the
+    /// session is the request's own, to be invalidated after it.
+    private func channel(for request: URLRequest) -> (URLSession, SessionDelegate, ownSession: Bool) {
+        #if canImport(FoundationNetworking)
+        if !HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent {
+            let delegate = SessionDelegate()
+            let session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
+                                     delegate: delegate, delegateQueue: nil)
+            return (session, delegate, true)
+        }
+        #endif
+        return (session, delegate, false)
     }
 
     deinit {
@@ -37,6 +66,7 @@ public final class URLSessionTransport: ConveyTransport {
 
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.urlRequest
+        if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
         let timeout = request.timeout.clampedTimeout
         let watchdogNeeded = Self.needsWatchdog(timeout)
         urlRequest.timeoutInterval = watchdogNeeded ? timeout.timeInterval.rounded(.up) + 1 : timeout.timeInterval
@@ -44,13 +74,15 @@ public final class URLSessionTransport: ConveyTransport {
         urlRequest.allowsExpensiveNetworkAccess = request.allowsExpensiveNetworkAccess
         urlRequest.allowsConstrainedNetworkAccess = request.allowsConstrainedNetworkAccess
         #endif
+        let (session, delegate, ownSession) = channel(for: urlRequest)
+        defer { if ownSession { session.finishTasksAndInvalidate() } }
         let task = if let file = request.bodyFile {
             session.uploadTask(with: urlRequest, fromFile: file)
         } else {
             session.dataTask(with: urlRequest)
         }
         let handle = SendableTask(task)
-        let watchdog = watchdogNeeded ? startWatchdog(for: handle, idleTimeout: timeout) : nil
+        let watchdog = watchdogNeeded ? startWatchdog(for: handle, delegate: delegate, idleTimeout: timeout) : nil
         defer {
             watchdog?.cancel()
             request.cancellation?.unregister()
@@ -78,8 +110,8 @@ public final class URLSessionTransport: ConveyTransport {
     }
 
     /// Cancels the transfer as timed out once no bytes have moved for `idleTimeout`.
-    private func startWatchdog(for handle: SendableTask, idleTimeout: Duration) -> Task<Void, Never> {
-        Task { [delegate] in
+    private func startWatchdog(for handle: SendableTask, delegate: SessionDelegate, idleTimeout: Duration) -> Task<Void, Never> {
+        Task {
             var deadline = ContinuousClock.now + idleTimeout
             while (try? await Task.sleep(until: deadline)) != nil {
                 guard let lastActivity = delegate.lastActivity(of: handle.task) else { return }
@@ -130,6 +162,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var sinkFailure: (any Error)?
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
+        /// A redirect to a scheme other than http and https, which ends the transfer with an error.
+        var refusedRedirect: ConveyError?
     }
 
     private let lock = NSLock()
@@ -180,6 +214,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        // The Location as sent: on Linux a `file:` target arrives here already rewritten to http.
+        let from = task.currentRequest?.url ?? response.url
+        let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: from)?.absoluteURL }
+        if let from, let target = [location, request.url].compactMap({ $0 }).first(where: { !AllowedSchemes.allow($0) }) {
+            update(task) { $0.refusedRedirect = AllowedSchemes.refusedRedirect(from: from, to: target) }
+            completionHandler(nil)
+            return
+        }
         let follows = update(task) { $0.followsRedirects } ?? true
         completionHandler(follows ? request : nil)
     }
@@ -331,6 +373,18 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         if waits != true { finish(task, error: error) }
     }
 
+    /// URLSession on Linux reports most of libcurl's failures as `.unknown`: give them the code
+    /// `CurlTransport` gives the same fault, from curl's message.
+    private static func classified(_ error: any Error) -> any Error {
+        #if canImport(FoundationNetworking)
+        if let urlError = error as? URLError, urlError.code == .unknown || urlError.code == .unsupportedURL,
+           let code = LibcurlMessages.code(for: urlError.localizedDescription) {
+            return URLError(code, userInfo: urlError.userInfo)
+        }
+        #endif
+        return error
+    }
+
     /// Resumes the transfer's continuation with how it ended.
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard var transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
@@ -339,6 +393,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             transfer.continuation.resume(throwing: failure)
         } else if transfer.timedOut {
             transfer.continuation.resume(throwing: URLError(.timedOut))
+        } else if let refused = transfer.refusedRedirect {
+            transfer.continuation.resume(throwing: refused)
         } else if let challenged = transfer.challengeResponse {
             do {
                 if !transfer.deliveredHead { try transfer.sink.receive(ResponseHead(challenged, url: task.currentRequest?.url)) }
@@ -347,7 +403,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
                 transfer.continuation.resume(throwing: error)
             }
         } else if let error {
-            transfer.continuation.resume(throwing: error)
+            transfer.continuation.resume(throwing: Self.classified(error))
         } else if transfer.deliveredHead {
             transfer.continuation.resume(returning: transfer.metrics)
         } else {

@@ -104,6 +104,7 @@ private struct PreparedPart {
         }
         var disposition = "form-data; name=\"\(Self.escaped(part.name))\""
         if let filename = part.filename { disposition += "; filename=\"\(Self.escaped(filename))\"" }
+        try FieldValidation.check(name: "Content-Disposition", value: disposition, source: .multipartPart)
         headers = Data("Content-Disposition: \(disposition)\r\nContent-Type: \(part.mimeType)\r\n\r\n".utf8)
         content = part.content
         contentLength = switch part.content {

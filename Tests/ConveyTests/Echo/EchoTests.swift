@@ -169,7 +169,7 @@ struct EchoTests {
         }) { [sink] in $0.echoSink = sink }
         await #expect(throws: ConveyError.self) { try await Slow(server: slow).send() }
         #expect(!sink.text.contains(" · 0.0 ms"))
-        #expect(sink.text.contains("✗ Transport error"))
+        #expect(sink.text.contains("✗ Could not connect"))
     }
 
     @Test func reasonPhrasesAreTheStandardOnes() {

@@ -24,7 +24,7 @@ struct CurlRedirectTests {
 
     @Test func seeOtherTurnsAnyMethodButHEADIntoABodylessGET() throws {
         for method in ["POST", "PUT", "DELETE"] {
-            let hop = try #require(CurlRedirect.nextHop(
+            let hop = try #require(try CurlRedirect.nextHop(
                 after: response(303, location: "/done"),
                 request: request(method, body: "x", headers: ["Content-Type": "text/plain"]), url: origin))
             #expect(hop.request.httpMethod == "GET")
@@ -33,16 +33,16 @@ struct CurlRedirectTests {
             #expect(!hop.resendsBody)
             #expect(hop.url.absoluteString == "https://api.example/done")
         }
-        let head = try #require(CurlRedirect.nextHop(after: response(303, location: "/done"), request: request("HEAD"), url: origin))
+        let head = try #require(try CurlRedirect.nextHop(after: response(303, location: "/done"), request: request("HEAD"), url: origin))
         #expect(head.request.httpMethod == "HEAD")
     }
 
     @Test func movedAndFoundTurnOnlyPOSTIntoGET() throws {
         for status in [301, 302] {
-            let post = try #require(CurlRedirect.nextHop(after: response(status, location: "next"), request: request("POST", body: "x"), url: origin))
+            let post = try #require(try CurlRedirect.nextHop(after: response(status, location: "next"), request: request("POST", body: "x"), url: origin))
             #expect(post.request.httpMethod == "GET")
             #expect(post.url.absoluteString == "https://api.example/v1/next")
-            let put = try #require(CurlRedirect.nextHop(after: response(status, location: "next"), request: request("PUT", body: "x"), url: origin))
+            let put = try #require(try CurlRedirect.nextHop(after: response(status, location: "next"), request: request("PUT", body: "x"), url: origin))
             #expect(put.request.httpMethod == "PUT")
             #expect(put.request.httpBody == Data("x".utf8))
             #expect(put.resendsBody)
@@ -51,7 +51,7 @@ struct CurlRedirectTests {
 
     @Test func temporaryAndPermanentRedirectsKeepMethodAndBody() throws {
         for status in [307, 308] {
-            let hop = try #require(CurlRedirect.nextHop(after: response(status, location: "https://api.example/other"),
+            let hop = try #require(try CurlRedirect.nextHop(after: response(status, location: "https://api.example/other"),
                                                         request: request("POST", body: "x"), url: origin))
             #expect(hop.request.httpMethod == "POST")
             #expect(hop.request.httpBody == Data("x".utf8))
@@ -61,10 +61,10 @@ struct CurlRedirectTests {
 
     @Test func credentialsStayWithTheirOrigin() throws {
         let headers = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
-        let sameOrigin = try #require(CurlRedirect.nextHop(after: response(302, location: "https://API.example:443/x"),
+        let sameOrigin = try #require(try CurlRedirect.nextHop(after: response(302, location: "https://API.example:443/x"),
                                                            request: request("GET", headers: headers), url: origin))
         #expect(sameOrigin.request.value(forHTTPHeaderField: "Authorization") == "Bearer secret")
-        let elsewhere = try #require(CurlRedirect.nextHop(after: response(302, location: "https://cdn.example/x"),
+        let elsewhere = try #require(try CurlRedirect.nextHop(after: response(302, location: "https://cdn.example/x"),
                                                           request: request("GET", headers: headers), url: origin))
         #expect(elsewhere.request.value(forHTTPHeaderField: "Authorization") == nil)
         #expect(elsewhere.request.value(forHTTPHeaderField: "Cookie") == nil)
@@ -72,17 +72,19 @@ struct CurlRedirectTests {
     }
 
     @Test func finalResponsesAreNotFollowed() throws {
-        #expect(CurlRedirect.nextHop(after: response(200, location: "/x"), request: request("GET"), url: origin) == nil)
-        #expect(CurlRedirect.nextHop(after: response(304, location: "/x"), request: request("GET"), url: origin) == nil)
-        #expect(CurlRedirect.nextHop(after: response(302, location: nil), request: request("GET"), url: origin) == nil)
-        #expect(CurlRedirect.nextHop(after: response(302, location: "ftp://files.example/x"), request: request("GET"), url: origin) == nil)
+        #expect(try CurlRedirect.nextHop(after: response(200, location: "/x"), request: request("GET"), url: origin) == nil)
+        #expect(try CurlRedirect.nextHop(after: response(304, location: "/x"), request: request("GET"), url: origin) == nil)
+        #expect(try CurlRedirect.nextHop(after: response(302, location: nil), request: request("GET"), url: origin) == nil)
+        #expect(throws: ConveyError.self) {
+            try CurlRedirect.nextHop(after: response(302, location: "ftp://files.example/x"), request: request("GET"), url: origin)
+        }
     }
 
     @Test func aStreamedBodyCannotBeSentTwice() throws {
         var streamed = request("PUT")
         streamed.httpBodyStream = InputStream(data: Data("x".utf8))
-        #expect(CurlRedirect.nextHop(after: response(307, location: "/x"), request: streamed, url: origin) == nil)
-        let seeOther = try #require(CurlRedirect.nextHop(after: response(303, location: "/x"), request: streamed, url: origin))
+        #expect(try CurlRedirect.nextHop(after: response(307, location: "/x"), request: streamed, url: origin) == nil)
+        let seeOther = try #require(try CurlRedirect.nextHop(after: response(303, location: "/x"), request: streamed, url: origin))
         #expect(seeOther.request.httpBodyStream == nil)
     }
 }

@@ -9,6 +9,21 @@ extension TestServers {
         return try #require(URL(string: base.absoluteString + pathAndQuery))
     }
 
+    /// A URL on the fault server, from a route with its query.
+    static func fault(_ pathAndQuery: String) throws -> URL {
+        let base = try #require(faultURL, "CONVEY_FAULT_URL is not set: run the suite with scripts/test")
+        return try #require(URL(string: base.absoluteString + pathAndQuery))
+    }
+
+    /// A unique counter route on the fault server: hit it with `fault(counter)`, read it with `faultCount(counter)`.
+    static func newFaultCounter() -> String { "/count/\(UUID().uuidString)" }
+
+    /// How many requests the fault server counted on a counter route.
+    static func faultCount(_ counter: String) async throws -> Int {
+        let response = try await URLSessionTransport().send(try fault(counter + "?read"))
+        return try #require(Int(String(decoding: response.data, as: UTF8.self)))
+    }
+
     /// A URL on the local nginx.
     static func nginx(_ path: String) throws -> URL {
         let base = try #require(nginxURL, "CONVEY_NGINX_URL is not set: run the suite with scripts/test")

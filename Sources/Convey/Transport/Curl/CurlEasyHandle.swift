@@ -42,6 +42,10 @@ final class CurlEasyHandle: @unchecked Sendable {
         set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         set(CURLOPT_READFUNCTION, callback: curlReadCallback)
+        _ = convey_curl_easy_setopt_prereq(raw, curlPrerequestCallback)
+        // Only http and https, for the request and any redirect curl might follow.
+        set(CURLOPT_PROTOCOLS_STR, string: "http,https")
+        set(CURLOPT_REDIR_PROTOCOLS_STR, string: "http,https")
         if let share = defaults.share {
             set(CURLOPT_SHARE, pointer: share)
             // An empty file name turns the cookie engine on without reading a file.

@@ -13,16 +13,30 @@ import Musl
 enum CurlErrors {
     static func urlError(for code: CURLcode, osErrno: Int, message: String, url: URL, bodyReadFailed: Bool) -> URLError {
         let reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-        return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed), userInfo: [
+        return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed, message: message), userInfo: [
             NSLocalizedDescriptionKey: "\(reason) (curl error \(code.rawValue))",
             NSURLErrorFailingURLErrorKey: url,
-            
         ])
     }
 
-    static func code(for code: CURLcode, osErrno: Int, bodyReadFailed: Bool) -> URLError.Code {
-        switch code {
+    /// The failure of a request that is not safe to repeat, whose re-send curl was stopped from
+    /// making (see `CurlTransfer.mayGoOut`).
+    static func notResent(method: String, url: URL) -> ConveyError {
+        .transport(TransportFailure(
+            kind: .notResent, code: URLError.networkConnectionLost.rawValue,
+            reason: "the reused connection closed before any response; a \(method) is not sent a second time", url: url))
+    }
+
+    /// The URLError code URLSession uses for the same failure. `message` is curl's error buffer:
+    /// an "unsupported protocol" or receive error whose message blames the server's answer (not
+    /// HTTP, a bad status line, broken chunked framing) is a malformed response.
+    static func code(for code: CURLcode, osErrno: Int, bodyReadFailed: Bool, message: String = "") -> URLError.Code {
+        if code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_RECV_ERROR, let byMessage = LibcurlMessages.code(for: message) {
+            return byMessage
+        }
+        return switch code {
         case CURLE_UNSUPPORTED_PROTOCOL: .unsupportedURL
+        case CURLE_OUT_OF_MEMORY: .dataLengthExceedsMaximum
         case CURLE_URL_MALFORMAT: .badURL
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: .cannotFindHost
         case CURLE_COULDNT_CONNECT: osErrno == Int(ETIMEDOUT) ? .timedOut : .cannotConnectToHost

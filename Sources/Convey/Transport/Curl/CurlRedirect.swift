@@ -24,13 +24,15 @@ enum CurlRedirect {
     }
 
     /// Where `response` sends `request` next, or `nil` when it is the final response: not a
-    /// redirect, no usable `Location`, or a body that cannot be sent twice (a stream).
-    static func nextHop(after response: ResponseHead, request: URLRequest, url: URL) -> Hop? {
+    /// redirect, no usable `Location`, or a body that cannot be sent twice (a stream). Throws
+    /// `ConveyError.transport` of kind `.redirectRefused` for a target that is not http or https.
+    static func nextHop(after response: ResponseHead, request: URLRequest, url: URL) throws(ConveyError) -> Hop? {
         guard isRedirect(status: response.statusCode),
               let location = response.fields.first(named: "Location"),
-              let target = URL(string: location, relativeTo: url)?.absoluteURL,
-              let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
+              let target = URL(string: location, relativeTo: url)?.absoluteURL
         else { return nil }
+        guard AllowedSchemes.allow(target) else { throw AllowedSchemes.refusedRedirect(from: url, to: target) }
+        guard target.host != nil else { return nil }
         var next = request
         next.url = target
         let method = request.httpMethod ?? "GET"

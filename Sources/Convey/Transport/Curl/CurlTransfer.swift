@@ -32,6 +32,10 @@ final class CurlTransfer: @unchecked Sendable {
     private let requestBody: CurlRequestBody?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
+    /// The request's method, and whether it may go out a second time on a fresh connection when
+    /// a reused one died before any response byte (RFC 9110 §9.2.2: idempotent methods only).
+    private let method: String
+    private let mayBeResent: Bool
     private let sink: any ResponseBodySink
     /// Whether gzip and deflate bodies are decoded here (not when the request asked for `identity`).
     private var decodesContent = true
@@ -59,6 +63,10 @@ final class CurlTransfer: @unchecked Sendable {
     var result = CURLE_OK
     /// Set on the loop thread when a cancellation arrives before the start.
     var cancelRequested = false
+    /// How many times curl was about to send the request; above one, curl is re-sending it.
+    private var sendAttempts = 0
+    /// Set when a re-send of a request that must not be repeated was stopped.
+    private var resendRefused = false
     /// Resumed by the loop, exactly once, when the transfer is over.
     var continuation: CheckedContinuation<Void, Never>?
 
@@ -76,6 +84,8 @@ final class CurlTransfer: @unchecked Sendable {
         followsRedirects = transportRequest.followsRedirects
         head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize)
         progressHandler = transportRequest.progress
+        method = request.httpMethod ?? "GET"
+        mayBeResent = HTTPMethod(rawValue: method).isIdempotent
         if let bodyFile {
             requestBody = try CurlRequestBody(file: bodyFile)
         } else if let data = request.httpBody {
@@ -107,6 +117,7 @@ final class CurlTransfer: @unchecked Sendable {
         easy.set(CURLOPT_WRITEDATA, pointer: context)
         easy.set(CURLOPT_HEADERDATA, pointer: context)
         easy.set(CURLOPT_READDATA, pointer: context)
+        easy.set(CURLOPT_PREREQDATA, pointer: context)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
         easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft?.curlMilliseconds ?? 0)
 
@@ -168,6 +179,8 @@ final class CurlTransfer: @unchecked Sendable {
         if let callbackFailure { throw failure(for: callbackFailure) }
         if let failure { throw failure }
         guard result == CURLE_OK else {
+            // A re-send stopped before it went out, or one curl gave up on because the body could not be rewound.
+            if resendRefused || (result == CURLE_SEND_FAIL_REWIND && !mayBeResent) { throw CurlErrors.notResent(method: method, url: url) }
             if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil, redirectHop == nil {
                 // curl refuses a single header line over its own limit (CURL_MAX_HTTP_HEADER) this way.
                 throw ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Self.curlHeaderLineLimit, url: url))
@@ -243,7 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
             // An interim response (100 Continue, 103 Early Hints): the final head follows.
             if (100..<200).contains(status), status != 101 { return bytes.count }
             let final = try head.head(url: url)
-            if followsRedirects, let hop = CurlRedirect.nextHop(after: final, request: request, url: url) {
+            if followsRedirects, let hop = try CurlRedirect.nextHop(after: final, request: request, url: url) {
                 redirectHop = hop
                 return bytes.count
             }
@@ -305,6 +318,15 @@ final class CurlTransfer: @unchecked Sendable {
         progressHandler(progress)
     }
 
+    /// Whether the request may go out now: always the first time; again (curl retrying on a
+    /// fresh connection after a reused one died) only when its method is idempotent.
+    fileprivate func mayGoOut() -> Bool {
+        sendAttempts += 1
+        guard sendAttempts > 1, !mayBeResent else { return true }
+        resendRefused = true
+        return false
+    }
+
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         lastActivity = CurlClock.now
         guard let requestBody else { return 0 }
@@ -330,6 +352,12 @@ let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, conte
     guard let buffer, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
+}
+
+let curlPrerequestCallback: convey_curl_prereq_callback = { context, _, _, _, _ in
+    guard let context else { return CURL_PREREQFUNC_OK }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.mayGoOut() ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
 }
 
 let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
