@@ -33,6 +33,7 @@ let package = Package(
         .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Harness/Benchmarks/UploadMemoryBench"),
         .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),
         .executableTarget(name: "DownloadBench", dependencies: ["Convey"], path: "Harness/Benchmarks/DownloadBench"),
+        .executableTarget(name: "StreamBench", dependencies: ["Convey"], path: "Harness/Benchmarks/StreamBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

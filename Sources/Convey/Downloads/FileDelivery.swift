@@ -38,7 +38,7 @@ struct FileDelivery: ResponseDelivery {
         try FileManager.default.createDirectory(at: partial.destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         let body = FileBody(partial: partial, resumePoint: attempt.resumePoint, progress: progress)
         attempt.body = body
-        let metrics = try await send(request, body, SendOptions(cancellation: cancellation))
+        let metrics = try await send(request, body, SendOptions(cancellation: cancellation, expectsLargeBody: true))
         try body.finishTransfer()
         guard let head = body.head else { throw URLError(.badServerResponse) }
         return DeliveredExchange(request: request, head: head, data: body.errorBody, metrics: metrics)

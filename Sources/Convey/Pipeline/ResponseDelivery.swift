@@ -36,6 +36,8 @@ struct SendOptions: Sendable {
     var cancellation: TransportCancellation?
     /// Whether the transport follows redirects; the cache follows them itself for what it handles.
     var followsRedirects = true
+    /// Whether the body may be large (a download, a stream), so that reading it in large pieces pays.
+    var expectsLargeBody = false
 }
 
 /// What one exchange gave the pipeline, before validation.

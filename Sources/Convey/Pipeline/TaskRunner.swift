@@ -123,6 +123,7 @@ struct TaskRunner<T: DownloadingTask> {
                         progress: progress, cancellation: options.cancellation)
                     exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
                     exchange.followsRedirects = options.followsRedirects && task.followsRedirects
+                    exchange.expectsLargeBody = options.expectsLargeBody
                     return try await server.transport.send(exchange, into: sink)
                 }
             } catch {

@@ -47,6 +47,9 @@ public struct TransportRequest: Sendable {
     public var cancellation: TransportCancellation?
     /// Whether the transport follows redirects itself. When `false`, a 3xx is the response.
     public var followsRedirects: Bool = true
+    /// Whether the body may be large (a download to a file, a stream): a hint to read it in
+    /// large pieces, which costs a little more for small bodies.
+    public var expectsLargeBody: Bool = false
     /// The most bytes the response's status line and header fields may take; a larger head
     /// fails with `ConveyError.responseTooLarge` as soon as it passes this.
     public var maximumResponseHeadSize: Int = TransportRequest.defaultMaximumResponseHeadSize

@@ -2,16 +2,18 @@ import Foundation
 import Testing
 @testable import Convey
 
-/// The local servers `scripts/test` starts: httpbin under gunicorn, nginx, and the fault server.
+/// The local servers `scripts/test` starts: httpbin under gunicorn, nginx, the fault server and the event server.
 enum TestServers {
     static let httpbinURL = ProcessInfo.processInfo.environment["CONVEY_HTTPBIN_URL"].flatMap(URL.init(string:))
     static let nginxURL = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"].flatMap(URL.init(string:))
     /// `scripts/fault-server.py`: one misbehaviour per route, listed at the top of the script.
     static let faultURL = ProcessInfo.processInfo.environment["CONVEY_FAULT_URL"].flatMap(URL.init(string:))
+    /// scripts/event-server.py: text/event-stream routes (see its header for them).
+    static let eventsURL = ProcessInfo.processInfo.environment["CONVEY_EVENTS_URL"].flatMap(URL.init(string:))
 
     /// Wire tests run when the servers are up; `scripts/test` sets CONVEY_REQUIRE_SERVERS so
     /// that a missing server fails the run instead of skipping tests.
-    static let available = httpbinURL != nil && nginxURL != nil && faultURL != nil
+    static let available = httpbinURL != nil && nginxURL != nil && faultURL != nil && eventsURL != nil
         || ProcessInfo.processInfo.environment["CONVEY_REQUIRE_SERVERS"] != nil
 
     static func httpbin(pathPrefix: String = "") throws -> Remote {
@@ -22,6 +24,11 @@ enum TestServers {
     static func faults() throws -> Remote {
         let url = try #require(faultURL, "CONVEY_FAULT_URL is not set: run the suite with scripts/test")
         return Remote(name: "faults", url: url)
+    }
+
+    static func events() throws -> Remote {
+        let url = try #require(eventsURL, "CONVEY_EVENTS_URL is not set: run the suite with scripts/test")
+        return Remote(name: "events", url: url)
     }
 
     static func nginx() throws -> Remote {

@@ -37,8 +37,6 @@ final class CurlEasyHandle: @unchecked Sendable {
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
         // Over HTTP/2, wait for a connection being set up rather than open another one.
         set(CURLOPT_PIPEWAIT, 1)
-        // Large bodies arrive in fewer, larger callbacks than with curl's 16 KiB default.
-        set(CURLOPT_BUFFERSIZE, 512 * 1024)
         set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         set(CURLOPT_READFUNCTION, callback: curlReadCallback)
@@ -57,6 +55,16 @@ final class CurlEasyHandle: @unchecked Sendable {
     deinit {
         curl_easy_cleanup(raw)
         errorBuffer.deallocate()
+    }
+
+    /// Whether curl reads the body 512 KiB at a time instead of its default 16 KiB: three times the
+    /// throughput of a large download, about 5 µs more CPU for each small request. Set only on a
+    /// change, since curl reallocates its buffer when the size changes.
+    var readsInLargePieces = false {
+        didSet {
+            guard readsInLargePieces != oldValue else { return }
+            set(CURLOPT_BUFFERSIZE, readsInLargePieces ? 512 * 1024 : 16 * 1024)
+        }
     }
 
     /// Forgets the last transfer's error message; its options are overwritten by the next one.

@@ -52,8 +52,12 @@ struct CurlResponseHead {
 
     /// The completed head, after checks that need the whole block: conflicting `Content-Length`.
     func head(url: URL) throws -> ResponseHead {
-        let lengths = Set(fields.values(named: "Content-Length").flatMap { $0.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) })
+        let declared = fields.values(named: "Content-Length")
+        // The common case, one plain number, without building a set.
+        if declared.count <= 1, declared.first.map({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) ?? true {
+            return ResponseHead(statusCode: statusCode, httpVersion: httpVersion, fields: fields, url: url)
+        }
+        let lengths = Set(declared.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) })
         if lengths.count > 1 {
             throw Failure.malformed("conflicting Content-Length values: \(lengths.sorted().joined(separator: ", "))")
         }

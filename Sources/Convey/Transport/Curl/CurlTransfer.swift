@@ -96,6 +96,7 @@ final class CurlTransfer: @unchecked Sendable {
             requestBody = nil
         }
         configure(request, address: address, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft)
+        easy.readsInLargePieces = transportRequest.expectsLargeBody
     }
 
     /// `scheme://authority` of an absolute URL's text: everything before the path.

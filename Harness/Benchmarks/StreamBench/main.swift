@@ -1,0 +1,202 @@
+// StreamBench: small server-sent events through Convey's events reader (events/s, CPU per event,
+// resident memory while it runs). Start it with scripts/bench-stream (release build, the local
+// event server on a free port).
+//
+//   StreamBench            paced 10,000 events/s for 10 s, 1,000,000 unpaced, 200,000 over loopback
+//   StreamBench --quick    2 s paced, 100,000 unpaced, 20,000 over loopback
+//   StreamBench --smoke    tiny counts, for the test suite
+import Convey
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Process-wide figures: CPU time and resident memory.
+enum ProcessFigures {
+    #if canImport(Glibc)
+    private static let ownUsage = __rusage_who_t(RUSAGE_SELF.rawValue)
+    #else
+    private static let ownUsage = RUSAGE_SELF
+    #endif
+
+    static var cpuMicroseconds: Double {
+        var usage = rusage()
+        getrusage(ownUsage, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+
+    /// Resident memory now, in MB (Linux: /proc/self/statm; elsewhere the peak so far).
+    static var residentMB: Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else {
+            var usage = rusage()
+            getrusage(ownUsage, &usage)
+            return Double(usage.ru_maxrss) / 1_048_576
+        }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+    }
+}
+
+/// Samples resident memory every 50 ms while a workload runs, keeping the highest.
+final class MemoryWatch: @unchecked Sendable {
+    private let lock = NSLock()
+    private var highest: Double
+    let start: Double
+    private var sampler: Task<Void, Never>?
+
+    init() {
+        start = ProcessFigures.residentMB
+        highest = start
+        sampler = Task { [weak self] in
+            while (try? await Task.sleep(for: .milliseconds(50))) != nil {
+                guard let self else { return }
+                let now = ProcessFigures.residentMB
+                self.lock.withLock { self.highest = max(self.highest, now) }
+            }
+        }
+    }
+
+    /// Stops sampling; returns the growth above the start at its peak and at the end, in MB.
+    func stop() -> (peak: Double, end: Double) {
+        sampler?.cancel()
+        let end = ProcessFigures.residentMB
+        return lock.withLock { (max(highest, end) - start, end - start) }
+    }
+}
+
+/// A transport that is an event server in the same process: `count` small events, at
+/// `eventsPerSecond` or as fast as the reader takes them, honouring the sink's back-pressure.
+struct GeneratedEvents: ConveyTransport {
+    let count: Int
+    let eventsPerSecond: Int?
+
+    func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
+        let url = request.urlRequest.url ?? URL(filePath: "/")
+        try sink.receive(ResponseHead(statusCode: 200, fields: ["Content-Type": "text/event-stream"], url: url))
+        let started = ContinuousClock.now
+        // Paced: a batch every 10 ms; unpaced: batches of about 4 KB.
+        let batchSize = eventsPerSecond.map { max(1, $0 / 100) } ?? 64
+        var batch = Data()
+        var sent = 0
+        while sent < count {
+            let end = min(sent + batchSize, count)
+            for n in (sent + 1)...end {
+                batch.append(contentsOf: "id: \(n)\nevent: tick\ndata: {\"n\":\(n),\"price\":101.25}\n\n".utf8)
+            }
+            sent = end
+            try await offer(batch, to: sink)
+            batch.removeAll(keepingCapacity: true)
+            if let eventsPerSecond {
+                try await Task.sleep(until: started + .seconds(Double(sent) / Double(eventsPerSecond)), clock: .continuous)
+            }
+        }
+        return ExchangeMetrics()
+    }
+
+    private func offer(_ data: Data, to sink: any ResponseBodySink) async throws {
+        while try !data.withUnsafeBytes({ try sink.offer($0) }) {
+            await withCheckedContinuation { continuation in sink.whenReady { continuation.resume() } }
+            try Task.checkCancellation()
+        }
+    }
+}
+
+struct EventFeed: ServerTask {
+    let server: ConveyServer
+    let path: String
+    var queryParameters: [String: String]?
+    var echoStyle: TaskEchoStyle { .none }
+}
+
+/// An event's data: the in-process producer sends a price, the event server padding.
+struct Tick: Decodable {
+    let n: Int
+    let price: Double?
+}
+
+/// One workload's figures.
+struct Figures {
+    let name: String
+    let events: Int
+    let seconds: Double
+    let cpuMicroseconds: Double
+    let memory: (peak: Double, end: Double)
+
+    var row: String {
+        String(format: "| %@ | %d | %.2f | %.0f | %.2f | %.1f | %.1f |", name, events, seconds, Double(events) / seconds,
+               cpuMicroseconds / Double(max(events, 1)), memory.peak, memory.end)
+    }
+}
+
+/// Reads every event of `task` through `events()`, decoding each one's JSON.
+func readAll(_ name: String, _ task: EventFeed, expected: Int) async throws -> Figures {
+    let memory = MemoryWatch()
+    let cpu = ProcessFigures.cpuMicroseconds
+    let started = ContinuousClock.now
+    var received = 0
+    var lastNumber = 0
+    for try await event in task.events(ServerSentEvents.Configuration(reconnects: false)) {
+        let tick = try event.decoded(as: Tick.self)
+        guard tick.n == lastNumber + 1 else { throw BenchFailure("event \(tick.n) arrived after \(lastNumber)") }
+        lastNumber = tick.n
+        received += 1
+    }
+    let elapsed = started.duration(to: .now)
+    guard received == expected else { throw BenchFailure("\(name): \(received) events of \(expected)") }
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return Figures(name: name, events: received, seconds: seconds, cpuMicroseconds: ProcessFigures.cpuMicroseconds - cpu,
+                   memory: memory.stop())
+}
+
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+@ConveyActor
+func server(_ transport: any ConveyTransport, url: URL) -> ConveyServer {
+    let server = ConveyServer(remote: Remote(name: "bench", url: url), configuration: ServerConfiguration(defaultEchoStyle: .none))
+    server.transport = transport
+    return server
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+let smoke = arguments.contains("--smoke")
+let quick = arguments.contains("--quick")
+let pacedSeconds = smoke ? 0.3 : quick ? 2.0 : 10.0
+let unpacedCount = smoke ? 5_000 : quick ? 100_000 : 1_000_000
+let loopbackCount = smoke ? 2_000 : quick ? 20_000 : 200_000
+// The in-process producer answers any URL; this one never resolves.
+guard let local = URL(string: "http://in-process.invalid") else { exit(1) }
+
+do {
+    print("# StreamBench: server-sent events through DownloadingTask.events()")
+    print("")
+    print("Each event is ~60 bytes (`id`, `event`, one JSON `data` line), decoded into a struct as it is read.")
+    print("Memory: resident growth above the start of the workload, at its peak and at its end.")
+    print("")
+    print("| workload | events | seconds | events/s | CPU µs/event | peak growth MB | end growth MB |")
+    print("|---|---|---|---|---|---|---|")
+    let pacedCount = Int(pacedSeconds * 10_000)
+    let paced = await server(GeneratedEvents(count: pacedCount, eventsPerSecond: 10_000), url: local)
+    print(try await readAll("in-process, paced at 10,000/s", EventFeed(server: paced, path: "paced"), expected: pacedCount).row)
+    let unpaced = await server(GeneratedEvents(count: unpacedCount, eventsPerSecond: nil), url: local)
+    print(try await readAll("in-process, as fast as read", EventFeed(server: unpaced, path: "unpaced"), expected: unpacedCount).row)
+    if let events = ProcessInfo.processInfo.environment["CONVEY_EVENTS_URL"].flatMap(URL.init(string:)) {
+        var transports: [(String, any ConveyTransport)] = [("URLSession", URLSessionTransport())]
+        #if os(Linux)
+        transports.insert(("curl", CurlTransport()), at: 0)
+        #endif
+        for (name, transport) in transports {
+            let feed = EventFeed(server: await server(transport, url: events), path: "events",
+                                 queryParameters: ["count": String(loopbackCount)])
+            print(try await readAll("event-server.py over loopback, \(name)", feed, expected: loopbackCount).row)
+        }
+    } else {
+        print("")
+        print("(CONVEY_EVENTS_URL is not set: run scripts/bench-stream for the loopback rows)")
+    }
+} catch {
+    FileHandle.standardError.write(Data("StreamBench failed: \(error)\n".utf8))
+    exit(1)
+}

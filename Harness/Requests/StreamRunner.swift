@@ -1,0 +1,63 @@
+import Convey
+import Foundation
+
+/// Sends one manual task and prints its response as it arrives: lines (`--stream`) or
+/// server-sent events (`--events`). Ctrl-C ends the transfer and exits with 130.
+@ConveyActor
+enum StreamRunner {
+    static func run(target: RemoteTarget, transport: BuiltInTransport, mode: StreamOptions.Mode, settings: HarnessSettings,
+                    makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
+        let console = settings.console
+        let configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
+        let server = ConveyServer(remote: target.remote, configuration: configuration)
+        HarnessTransport.install(on: server, target: target, builtIn: transport)
+        let task: any ManualTask
+        do {
+            task = try makeTask(server)
+        } catch {
+            console.fail(error.message)
+            return .localFailure
+        }
+        do {
+            switch mode {
+            case .lines: return try await printLines(of: task, console: console)
+            case .events: return try await printEvents(of: task, console: console)
+            }
+        } catch {
+            if case ConveyError.cancelled? = error as? ConveyError {
+                console.err(console.styledError("Interrupted", .yellow))
+                return .interrupted
+            }
+            console.fail((error as? any PresentableError)?.logDetail ?? String(describing: error))
+            if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
+            return .noResponse
+        }
+    }
+
+    private static func printLines<Task: ManualTask>(of task: Task, console: Console) async throws -> ExitCode {
+        let response = try await task.stream()
+        console.err(console.styledError("\(response.head.httpVersion) \(response.statusCode) \(HTTPStatus.reasonPhrase(for: response.statusCode))", .bold))
+        for field in response.headerFields {
+            console.err(console.styledError("\(field.name): ", .cyan) + field.value)
+        }
+        console.err("")
+        var lines = 0
+        for try await line in response.payload.lines {
+            console.out(line)
+            lines += 1
+        }
+        console.err(console.styledError("\(lines) line\(lines == 1 ? "" : "s")", .dim))
+        return ExitCode(status: response.statusCode)
+    }
+
+    private static func printEvents<Task: ManualTask>(of task: Task, console: Console) async throws -> ExitCode {
+        var count = 0
+        for try await event in task.events() {
+            count += 1
+            let id = event.id.isEmpty ? "" : " id=\(event.id)"
+            console.out(console.styled("[\(event.type)\(id)]", .cyan) + " " + event.data.replacingOccurrences(of: "\n", with: "\n    "))
+        }
+        console.err(console.styledError("\(count) event\(count == 1 ? "" : "s"); the server ended the stream (204)", .dim))
+        return .ok
+    }
+}

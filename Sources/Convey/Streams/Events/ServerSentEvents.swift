@@ -1,0 +1,175 @@
+import Foundation
+
+/// The events of a `text/event-stream` response, reconnecting when the connection drops: an
+/// `AsyncSequence` of `ServerSentEvent`. Get one from `DownloadingTask.events()`.
+///
+/// It connects when iteration starts, as a run of the task (hooks, status check, retries before
+/// the head arrive), sending `Accept: text/event-stream` unless the task names its own `Accept`.
+/// When the body ends or the connection breaks (a transport failure or the idle timeout), it
+/// waits the reconnection time (the server's last `retry:`, else `Configuration.reconnectionTime`)
+/// and connects again with `Last-Event-ID` set to the last `id:` received. It ends:
+/// - normally, when a response is `204 No Content`;
+/// - with the error, for a status outside 2xx (`HTTPError`), a `Content-Type` other than
+///   `text/event-stream` (`ConveyError.decodingFailed`), an event over the size limit
+///   (`ConveyError.responseTooLarge`), or after `maximumConsecutiveFailures` attempts in a row
+///   that got no response head;
+/// - with `ConveyError.cancelled` when the reading task is cancelled; leaving the loop ends the
+///   connection at once.
+public struct ServerSentEvents: AsyncSequence, Sendable {
+    public typealias Element = ServerSentEvent
+
+    /// How the reader reconnects, and how large events may be.
+    public struct Configuration: Sendable {
+        /// Whether to reconnect after the connection drops. Default: `true`.
+        public var reconnects: Bool
+        /// How long to wait before reconnecting until the server sends `retry:`. Default: 3 s.
+        public var reconnectionTime: Duration
+        /// Connection attempts in a row that may fail before the response head arrives (no
+        /// server, a reset) before the reader gives up with the last error. Default: 5.
+        public var maximumConsecutiveFailures: Int
+        /// The ID to resume after, sent as `Last-Event-ID` on the first connection. Default: none.
+        public var lastEventID: String?
+        /// The most bytes one event's data (or one line) may take. Default: 1 MiB.
+        public var maximumEventSize: Int
+        /// Waits before a reconnection. Default: `Task.sleep(for:)`; tests inject their own clock.
+        /// Throwing (a cancelled wait) ends the reader with `ConveyError.cancelled`.
+        public var sleep: @Sendable (Duration) async throws -> Void
+
+        /// Creates a configuration; every parameter has the documented default.
+        public init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3), maximumConsecutiveFailures: Int = 5,
+                    lastEventID: String? = nil, maximumEventSize: Int = 1 << 20,
+                    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+            self.reconnects = reconnects
+            self.reconnectionTime = reconnectionTime
+            self.maximumConsecutiveFailures = maximumConsecutiveFailures
+            self.lastEventID = lastEventID
+            self.maximumEventSize = maximumEventSize
+            self.sleep = sleep
+        }
+    }
+
+    /// Opens one connection, sending `Last-Event-ID` when given one.
+    typealias Connect = @Sendable (_ lastEventID: String?) async throws -> ServerResponse<ResponseStream>
+
+    private let configuration: Configuration
+    private let connect: Connect
+
+    init(configuration: Configuration, connect: @escaping Connect) {
+        self.configuration = configuration
+        self.connect = connect
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(configuration: configuration, connect: connect)
+    }
+
+    /// Reads the events in order, across reconnections.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private let configuration: Configuration
+        private let connect: Connect
+        private var parser: ServerSentEventParser
+        private var body: ResponseStream.AsyncIterator?
+        private var ready: [ServerSentEvent] = []
+        private var nextReady = 0
+        private var connections = 0
+        private var consecutiveFailures = 0
+        private var ended = false
+
+        init(configuration: Configuration, connect: @escaping Connect) {
+            self.configuration = configuration
+            self.connect = connect
+            parser = ServerSentEventParser(maximumEventSize: configuration.maximumEventSize,
+                                           lastEventID: configuration.lastEventID ?? "")
+        }
+
+        /// The next event; `nil` once the server said 204 or reconnecting is off and the body ended.
+        public mutating func next() async throws -> ServerSentEvent? {
+            while true {
+                if nextReady < ready.count {
+                    defer { nextReady += 1 }
+                    return ready[nextReady]
+                }
+                ready.removeAll(keepingCapacity: true)
+                nextReady = 0
+                if ended { return nil }
+                do {
+                    try await step()
+                } catch {
+                    ended = true
+                    body = nil
+                    throw error
+                }
+            }
+        }
+
+        /// Connects if needed, then parses the next chunk into `ready`, or notes the end of a body.
+        private mutating func step() async throws {
+            guard var current = body else {
+                try await open()
+                return
+            }
+            let chunk: Data?
+            do {
+                chunk = try await current.next()
+            } catch let error where Self.isDrop(error) && configuration.reconnects {
+                body = nil
+                return
+            }
+            guard let chunk else {
+                body = nil
+                if !configuration.reconnects { ended = true }
+                return
+            }
+            body = current
+            try parser.feed(chunk) { ready.append($0) }
+        }
+
+        /// Opens a connection, after the reconnection time unless it is the first.
+        private mutating func open() async throws {
+            if connections > 0 {
+                let wait = parser.retryMilliseconds.map { Duration.milliseconds($0) } ?? configuration.reconnectionTime
+                do {
+                    try await configuration.sleep(wait)
+                } catch {
+                    throw ConveyError.cancelled
+                }
+                if Task.isCancelled { throw ConveyError.cancelled }
+            }
+            connections += 1
+            let response: ServerResponse<ResponseStream>
+            do {
+                response = try await connect(parser.lastEventID.isEmpty ? nil : parser.lastEventID)
+            } catch let error where Self.isDrop(error) && configuration.reconnects {
+                consecutiveFailures += 1
+                if consecutiveFailures >= configuration.maximumConsecutiveFailures { throw error }
+                return
+            }
+            consecutiveFailures = 0
+            if response.statusCode == 204 {
+                response.payload.cancel()
+                ended = true
+                return
+            }
+            let mediaType = response.header("Content-Type")?.split(separator: ";").first?
+                .trimmingCharacters(in: .whitespaces).lowercased()
+            guard mediaType == "text/event-stream" else {
+                response.payload.cancel()
+                throw ConveyError.decodingFailed(DecodingFailure(
+                    typeName: "ServerSentEvent", codingPath: "",
+                    reason: "the response's Content-Type is \(response.header("Content-Type").map { "\"\($0)\"" } ?? "missing"), not text/event-stream",
+                    bodyPrefix: "", url: response.head.url))
+            }
+            parser.beginConnection(url: response.head.url)
+            body = response.payload.makeAsyncIterator()
+        }
+
+        /// Whether an error means the connection dropped, so reconnecting may help.
+        private static func isDrop(_ error: any Error) -> Bool {
+            switch error {
+            case ConveyError.transport: true
+            case ConveyError.timedOut(let failure): failure.kind == .attempt
+            default: false
+            }
+        }
+    }
+}

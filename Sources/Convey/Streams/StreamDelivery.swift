@@ -1,0 +1,79 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Streams: the body goes to the caller as it arrives, through a bounded buffer.
+///
+/// `exchange` starts the transfer in a task of its own and returns once the head arrives, so
+/// the run's hooks, status check and retries all happen before the caller gets the stream. For a
+/// status that becomes an `HTTPError`, up to `errorBodyLimit` bytes of the body are read for the
+/// error and the transfer ends. Streams bypass the cache.
+@ConveyActor
+struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
+    let task: T
+    /// Ends the whole stream, body included, with `ConveyError.timedOut` of kind `.total`.
+    let totalTimeout: Duration?
+    /// How many body bytes may wait for the reader.
+    let bufferSize: Int
+    /// Header fields set on each attempt unless the task set them itself.
+    var defaultHeaders: [String: String] = [:]
+    /// Header fields set on each attempt, replacing the task's.
+    var headers: [String: String] = [:]
+    /// The current attempt's transfer, until the run hands it to the caller or lets it go.
+    private let current = CurrentTransfer()
+
+    /// How much of an error response's body is kept for its `HTTPError`.
+    static var errorBodyLimit: Int { 64 * 1024 }
+
+    init(task: T, totalTimeout: Duration?, bufferSize: Int) {
+        self.task = task
+        self.totalTimeout = totalTimeout
+        self.bufferSize = bufferSize
+    }
+
+    func prepare(_ request: inout URLRequest) {
+        for (name, value) in defaultHeaders where request.value(forHTTPHeaderField: name) == nil {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+    }
+
+    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+        let server = task.server
+        let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
+                                      totalTimeout: totalTimeout?.clampedTimeout, capacity: bufferSize) { sink in
+            try await send(request, sink, SendOptions(cancellation: cancellation))
+        }
+        current.transfer = transfer
+        let head = try await transfer.head()
+        var errorBody = Data()
+        if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(head.statusCode) {
+            // What the error needs of the body; the rest is never read. A body that breaks off
+            // still leaves the status to report.
+            while errorBody.count < Self.errorBodyLimit, let chunk = try? await transfer.next() {
+                errorBody.append(chunk)
+            }
+            transfer.close()
+            errorBody = errorBody.prefix(Self.errorBodyLimit)
+        }
+        return DeliveredExchange(request: request, head: head, data: errorBody, metrics: ExchangeMetrics())
+    }
+
+    func payload(from response: ServerResponse<Data>, url: URL?) async throws -> ResponseStream {
+        guard let transfer = current.transfer else { throw ConveyError.cancelled }
+        current.transfer = nil
+        return ResponseStream(transfer)
+    }
+
+    func abandon() {
+        current.transfer?.close()
+        current.transfer = nil
+    }
+}
+
+/// The transfer an attempt of a stream has open: a reference, since deliveries are values.
+@ConveyActor
+private final class CurrentTransfer {
+    var transfer: StreamTransfer?
+}

@@ -1,0 +1,187 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Convey
+
+private struct StreamLine: Decodable {
+    let id: Int
+    let url: String
+}
+
+/// Byte streams and lines on the wire, once per transport: httpbin's `/stream` and `/drip`, and
+/// the event server's endless stream for back-pressure and cancellation. Serialized: the memory
+/// check reads the whole process, and URLSession on Linux piles up a backlog by design.
+@Suite("Response streams on the wire", .wire, .serialized)
+@ConveyActor
+struct ResponseStreamWireTests {
+    @Test(arguments: TransportKind.allCases)
+    func chunksMakeUpTheWholeBody(_ kind: TransportKind) async throws {
+        let server = streamingServer(kind, remote: try TestServers.httpbin())
+        let response = try await StreamedGet(server: server, path: "stream/20").stream()
+        #expect(response.statusCode == 200)
+        #expect(response.data.isEmpty)
+        var body = Data()
+        var chunks = 0
+        for try await chunk in response.payload {
+            body.append(chunk)
+            chunks += 1
+        }
+        #expect(chunks >= 1)
+        let lines = String(decoding: body, as: UTF8.self).split(separator: "\n")
+        #expect(try lines.map { try JSONDecoder().decode(StreamLine.self, from: Data($0.utf8)).id } == Array(0..<20))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func linesComeOneByOne(_ kind: TransportKind) async throws {
+        let server = streamingServer(kind, remote: try TestServers.httpbin())
+        var ids: [Int] = []
+        for try await line in try await StreamedGet(server: server, path: "stream/12").stream().payload.lines {
+            let decoded = try JSONDecoder().decode(StreamLine.self, from: Data(line.utf8))
+            #expect(decoded.url.hasSuffix("/stream/12"))
+            ids.append(decoded.id)
+        }
+        #expect(ids == Array(0..<12))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aDripArrivesWhole(_ kind: TransportKind) async throws {
+        let server = streamingServer(kind, remote: try TestServers.httpbin())
+        let response = try await StreamedGet(server: server, path: "drip",
+                                             queryParameters: ["numbytes": "6", "duration": "0.6", "delay": "0"]).stream()
+        var lines: [String] = []
+        for try await line in response.payload.lines { lines.append(line) }
+        #expect(lines == ["******"])
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func anErrorStatusIsAnHTTPErrorWithTheStartOfItsBody(_ kind: TransportKind) async throws {
+        let server = streamingServer(kind, remote: try TestServers.httpbin())
+        let error = try await #require(throws: HTTPError.self) {
+            try await StreamedGet(server: server, path: "status/418").stream()
+        }
+        #expect(error.statusCode == 418)
+        #expect(String(decoding: error.body, as: UTF8.self).contains("teapot"))
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aSlowReaderOfAFastStreamKeepsMemoryBounded(_ kind: TransportKind) async throws {
+        let key = UUID().uuidString
+        let server = streamingServer(kind, remote: try TestServers.events())
+        let response = try await StreamedGet(server: server, path: "endless", queryParameters: ["key": key, "size": "1024"]).stream()
+        var chunks = response.payload.makeAsyncIterator()
+        _ = try await chunks.next()
+        let memoryBefore = ResidentMemory.bytes
+        #if canImport(FoundationNetworking)
+        let pauses = kind != .urlSession
+        #else
+        let pauses = true
+        #endif
+        if pauses {
+            // The reader takes nothing: the transport pauses, the server's writes stall.
+            let stalled = try await EventServerStats.waitForStall(key: key)
+            #expect(stalled.sent < 64 << 20, "the server got \(stalled.sent) bytes out to a reader that took one chunk")
+            if let memoryBefore, let memoryAfter = ResidentMemory.bytes {
+                #expect(memoryAfter - memoryBefore < 48 << 20)
+            }
+            for _ in 0..<500 { _ = try await chunks.next() }
+            response.payload.cancel()
+        } else {
+            // FoundationNetworking cannot pause: the backlog grows to its bound, then the transfer fails.
+            let stats = try await EventServerStats.wait(key: key) { $0.disconnects > 0 }
+            #expect(stats.disconnects == 1)
+            if let memoryBefore, let memoryAfter = ResidentMemory.bytes {
+                #expect(memoryAfter - memoryBefore < 64 << 20)
+            }
+            var failure: TransportFailure?
+            do {
+                while try await chunks.next() != nil {}
+            } catch ConveyError.transport(let transportFailure) {
+                failure = transportFailure
+            }
+            let backlog = try #require(failure, "the transfer should fail once the backlog passes its bound")
+            #expect(backlog.code == URLError.Code.dataLengthExceedsMaximum.rawValue)
+            #expect(backlog.reason.contains("bytes of the body"))
+            #expect(backlog.url?.path == "/endless")
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func cancellingTheReaderEndsTheTransfer(_ kind: TransportKind) async throws {
+        let key = UUID().uuidString
+        let server = streamingServer(kind, remote: try TestServers.events())
+        let response = try await StreamedGet(server: server, path: "endless", queryParameters: ["key": key]).stream()
+        let reader = Task {
+            var chunks = 0
+            for try await _ in response.payload { chunks += 1 }
+            return chunks
+        }
+        _ = try await EventServerStats.wait(key: key) { $0.sent > 0 }
+        reader.cancel()
+        let outcome = await reader.result
+        #expect(throws: ConveyError.self) { try outcome.get() }
+        let stats = try await EventServerStats.wait(key: key) { $0.disconnects > 0 }
+        #expect(stats.disconnects == 1)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func leavingTheLoopEndsTheTransfer(_ kind: TransportKind) async throws {
+        let key = UUID().uuidString
+        let server = streamingServer(kind, remote: try TestServers.events())
+        let response = try await StreamedGet(server: server, path: "endless", queryParameters: ["key": key]).stream()
+        var lines = 0
+        for try await _ in response.payload.lines {
+            lines += 1
+            if lines == 3 { break }
+        }
+        #expect(lines == 3)
+        let stats = try await EventServerStats.wait(key: key) { $0.disconnects > 0 }
+        #expect(stats.disconnects == 1)
+        var more = 0
+        for try await _ in response.payload { more += 1 }
+        #expect(more == 0)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func theIdleTimeoutAppliesBetweenChunks(_ kind: TransportKind) async throws {
+        let server = streamingServer(kind, remote: try TestServers.httpbin())
+        let response = try await StreamedGet(server: server, path: "drip",
+                                             queryParameters: ["numbytes": "3", "duration": "6", "delay": "0"],
+                                             configuration: TaskConfiguration(timeout: .milliseconds(700))).stream()
+        let error = try await #require(throws: ConveyError.self) {
+            for try await _ in response.payload {}
+        }
+        guard case .timedOut(let failure) = error else {
+            Issue.record("expected a timeout, got \(error)")
+            return
+        }
+        #expect(failure.kind == .attempt)
+        #expect(failure.url?.path == "/drip")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func theTotalTimeoutCoversTheBodyOnlyWhenAsked(_ kind: TransportKind) async throws {
+        // Bytes at 0, 2 and 4 s: the body outlasts both limits below, the head (at once) does not.
+        let slow = ["numbytes": "3", "duration": "6", "delay": "0"]
+        let server = streamingServer(kind, remote: try TestServers.httpbin()) { $0.defaultTotalTimeout = .seconds(3) }
+        var body = Data()
+        for try await chunk in try await StreamedGet(server: server, path: "drip", queryParameters: slow).stream().payload {
+            body.append(chunk)
+        }
+        #expect(body == Data("***".utf8))
+
+        // A server of its own: httpbin's connection stays busy for a while after a drip's last byte.
+        let other = streamingServer(kind, remote: try TestServers.httpbin())
+        let error = try await #require(throws: ConveyError.self) {
+            let limited = try await StreamedGet(server: other, path: "drip", queryParameters: slow).stream(totalTimeout: .seconds(1))
+            for try await _ in limited.payload {}
+        }
+        guard case .timedOut(let failure) = error else {
+            Issue.record("expected a timeout, got \(error)")
+            return
+        }
+        #expect(failure.kind == .total)
+        #expect(failure.limit == .seconds(1))
+    }
+}
