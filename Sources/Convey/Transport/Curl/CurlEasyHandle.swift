@@ -41,9 +41,11 @@ final class CurlEasyHandle: @unchecked Sendable {
         set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         set(CURLOPT_READFUNCTION, callback: curlReadCallback)
         _ = convey_curl_easy_setopt_prereq(raw, curlPrerequestCallback)
-        // Only http and https, for the request and any redirect curl might follow.
-        set(CURLOPT_PROTOCOLS_STR, string: "http,https")
-        set(CURLOPT_REDIR_PROTOCOLS_STR, string: "http,https")
+        // Only http and https, for the request and any redirect curl might follow. The string
+        // options start at libcurl 7.85 (Ubuntu 22.04 has 7.81); older ones take a bit mask.
+        let httpAndHTTPS = 1 << 0 | 1 << 1
+        if set(CURLOPT_PROTOCOLS_STR, string: "http,https") != CURLE_OK { set(CURLOPT_PROTOCOLS, httpAndHTTPS) }
+        if set(CURLOPT_REDIR_PROTOCOLS_STR, string: "http,https") != CURLE_OK { set(CURLOPT_REDIR_PROTOCOLS, httpAndHTTPS) }
         if let share = defaults.share {
             set(CURLOPT_SHARE, pointer: share)
             // An empty file name turns the cookie engine on without reading a file.
@@ -86,8 +88,9 @@ final class CurlEasyHandle: @unchecked Sendable {
     }
 
     /// Sets a string option; curl copies the string.
-    func set(_ option: CURLoption, string value: String) {
-        _ = value.withCString { convey_curl_easy_setopt_string(raw, option, $0) }
+    @discardableResult
+    func set(_ option: CURLoption, string value: String) -> CURLcode {
+        value.withCString { convey_curl_easy_setopt_string(raw, option, $0) }
     }
 
     func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
