@@ -29,11 +29,12 @@ let package = Package(
         ]),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness", exclude: ["Benchmarks"]),
         // Benchmarks: release builds run by scripts/bench-*, beside the harness they share a folder with.
-        .executableTarget(name: "ConveyBench", dependencies: ["Convey"], path: "Harness/Benchmarks/ConveyBench"),
-        .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey"], path: "Harness/Benchmarks/UploadMemoryBench"),
+        .target(name: "BenchSupport", path: "Harness/Benchmarks/BenchSupport"),
+        .executableTarget(name: "ConveyBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/ConveyBench"),
+        .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/UploadMemoryBench"),
         .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),
-        .executableTarget(name: "DownloadBench", dependencies: ["Convey"], path: "Harness/Benchmarks/DownloadBench"),
-        .executableTarget(name: "StreamBench", dependencies: ["Convey"], path: "Harness/Benchmarks/StreamBench"),
+        .executableTarget(name: "DownloadBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/DownloadBench"),
+        .executableTarget(name: "StreamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/StreamBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

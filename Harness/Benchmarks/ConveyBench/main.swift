@@ -10,6 +10,7 @@
 // with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; and a memory run.
 // Prints requests per second, p50/p99 latency, CPU per request (getrusage: user + system of this
 // whole process), cores used (CPU time over wall time), peak RSS, and the ratios to raw URLSession.
+import BenchSupport
 import Convey
 import Foundation
 #if canImport(FoundationNetworking)
@@ -146,39 +147,10 @@ struct Measurement {
     var coresUsed: Double
 }
 
-enum Process {
-    #if canImport(Glibc)
-    private static let ownUsage = __rusage_who_t(RUSAGE_SELF.rawValue)
-    #else
-    private static let ownUsage = RUSAGE_SELF
-    #endif
-
-    /// User + system CPU time of the whole process, in microseconds.
-    static var cpuMicroseconds: Double {
-        var usage = rusage()
-        getrusage(ownUsage, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
-    }
-
-    /// Peak resident memory so far, in MB.
-    static var peakResidentMB: Double {
-        var usage = rusage()
-        getrusage(ownUsage, &usage)
-        return Double(usage.ru_maxrss) / 1024
-    }
-
-    /// Resident memory now, in MB (Linux: /proc/self/statm; elsewhere the peak).
-    static var residentMB: Double {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return peakResidentMB }
-        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
-    }
-}
-
 /// Runs `requests` fetches with `concurrency` in flight; latencies in microseconds.
 func measure(_ client: Client, requests: Int, concurrency: Int) async throws -> Measurement {
     let perWorker = max(1, requests / concurrency)
-    let cpuBefore = Process.cpuMicroseconds
+    let cpuBefore = ProcessFigures.cpuMicroseconds
     let started = ContinuousClock.now
     let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
         for _ in 0..<concurrency {
@@ -198,7 +170,7 @@ func measure(_ client: Client, requests: Int, concurrency: Int) async throws -> 
     }
     let wall = started.duration(to: .now).components
     let seconds = Double(wall.seconds) + Double(wall.attoseconds) / 1e18
-    let cpu = Process.cpuMicroseconds - cpuBefore
+    let cpu = ProcessFigures.cpuMicroseconds - cpuBefore
     return Measurement(requestsPerSecond: Double(latencies.count) / seconds,
                        p50: latencies[latencies.count / 2],
                        p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
@@ -358,10 +330,10 @@ func run() async throws {
         print("|---|---|---|---|---|---|")
         for client in small.clients {
             let tenth = max(1, settings.memoryRequests / 10)
-            var samples = [Process.residentMB]
+            var samples = [ProcessFigures.residentMB]
             for _ in 0..<10 {
                 _ = try await measure(client, requests: tenth, concurrency: 16)
-                samples.append(Process.residentMB)
+                samples.append(ProcessFigures.residentMB)
             }
             // Growth from the first tenth on: the first batch also fills pools and caches.
             let growth = (samples.last ?? 0) - samples[1]
@@ -369,7 +341,7 @@ func run() async throws {
                   + "\(format(growth * 1_048_576 / Double(tenth * 9))) | \(samples.dropFirst().map { format($0, 1) }.joined(separator: " ")) |")
         }
     }
-    print("\nPeak RSS: \(format(Process.peakResidentMB, 1)) MB")
+    print("\nPeak RSS: \(format(ProcessFigures.peakResidentMB, 1)) MB")
 }
 
 do {

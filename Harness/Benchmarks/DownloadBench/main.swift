@@ -8,23 +8,9 @@
 // CONVEY_BENCH_DOWNLOAD_DIR (default /dev/shm where it exists), so that the figures compare the
 // clients rather than the disk. `curl -o /dev/null` writes nothing at all; `curl -o FILE` writes
 // to the same folder as Convey.
+import BenchSupport
 import Convey
 import Foundation
-
-/// A line of /proc/self/status, in MiB (Linux only; 0 elsewhere).
-func statusMiB(_ field: String) -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-          let kilobytes = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
-    return kilobytes / 1024
-}
-
-/// Resets VmHWM to the current resident set, so that it records the peak from now on.
-func resetPeak() {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return }
-    try? handle.write(contentsOf: Data("5".utf8))
-    try? handle.close()
-}
 
 struct LargeFile: DownloadingTask {
     let server: ConveyServer
@@ -107,8 +93,8 @@ func run() async throws {
         throughput["curl -o FILE", default: []].append(curlToFile)
         for client in clients {
             let destination = folder.appending(path: "download.bin")
-            let idle = statusMiB("VmRSS")
-            resetPeak()
+            let idle = ProcessFigures.statusMiB("VmRSS")
+            ProcessFigures.resetPeak()
             let start = ContinuousClock.now
             let response = try await LargeFile(server: client.server, name: name).download(to: destination, resuming: false)
             let seconds = start.duration(to: .now).seconds
@@ -117,7 +103,7 @@ func run() async throws {
             try FileManager.default.removeItem(at: destination)
             let rate = bytes / 1_048_576 / seconds
             throughput[client.name, default: []].append(rate)
-            peaks[client.name, default: []].append(statusMiB("VmHWM") - idle)
+            peaks[client.name, default: []].append(ProcessFigures.statusMiB("VmHWM") - idle)
             ratios[client.name, default: []].append(rate / curl)
             fileRatios[client.name, default: []].append(rate / curlToFile)
         }

@@ -5,37 +5,12 @@
 //   StreamBench            paced 10,000 events/s for 10 s, 1,000,000 unpaced, 200,000 over loopback
 //   StreamBench --quick    2 s paced, 100,000 unpaced, 20,000 over loopback
 //   StreamBench --smoke    tiny counts, for the test suite
+import BenchSupport
 import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// Process-wide figures: CPU time and resident memory.
-enum ProcessFigures {
-    #if canImport(Glibc)
-    private static let ownUsage = __rusage_who_t(RUSAGE_SELF.rawValue)
-    #else
-    private static let ownUsage = RUSAGE_SELF
-    #endif
-
-    static var cpuMicroseconds: Double {
-        var usage = rusage()
-        getrusage(ownUsage, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
-    }
-
-    /// Resident memory now, in MB (Linux: /proc/self/statm; elsewhere the peak so far).
-    static var residentMB: Double {
-        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
-              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else {
-            var usage = rusage()
-            getrusage(ownUsage, &usage)
-            return Double(usage.ru_maxrss) / 1_048_576
-        }
-        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
-    }
-}
 
 /// Samples resident memory every 50 ms while a workload runs, keeping the highest.
 final class MemoryWatch: @unchecked Sendable {

@@ -5,26 +5,12 @@
 //
 // Uploads go to nginx's /upload-sink (see scripts/with-test-servers), which reads and discards the
 // body: httpbin would echo a 1 GiB body back, and the response would then dominate the figure.
+import BenchSupport
 import Convey
 import Foundation
 
 /// The limit the upload path must stay under, above idle.
 let limitMiB = 64.0
-
-/// A line of /proc/self/status, in MiB (Linux only; 0 elsewhere).
-func statusMiB(_ field: String) -> Double {
-    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-          let kilobytes = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
-    return kilobytes / 1024
-}
-
-/// Resets VmHWM to the current resident set, so that it records the peak from now on.
-func resetPeak() -> Bool {
-    guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
-    defer { try? handle.close() }
-    return (try? handle.write(contentsOf: Data("5".utf8))) != nil
-}
 
 /// A file of `size` bytes of varied content, written a MiB at a time.
 func makeFile(at url: URL, size: Int) throws {
@@ -86,7 +72,7 @@ func run() async throws -> Bool {
 
     let server = ConveyServer(remote: Remote(name: "nginx", url: base), configuration: ServerConfiguration(defaultEchoStyle: []))
     for _ in 0..<3 { try await WarmUp(server: server).send() }
-    let idle = statusMiB("VmRSS")
+    let idle = ProcessFigures.statusMiB("VmRSS")
     print(String(format: "Uploading %d MiB to %@/upload-sink; idle RSS %.1f MiB", sizeMiB, base.absoluteString, idle))
 
     var withinLimit = true
@@ -101,11 +87,11 @@ func run() async throws -> Bool {
         }),
     ]
     for (name, upload) in uploads {
-        let resettable = resetPeak()
+        let resettable = ProcessFigures.resetPeak()
         let clock = ContinuousClock.now
         try await upload()
         let seconds = clock.duration(to: .now).timeInterval
-        let peak = statusMiB("VmHWM")
+        let peak = ProcessFigures.statusMiB("VmHWM")
         let above = peak - idle
         withinLimit = withinLimit && above < limitMiB
         print(String(format: "  %@: %.1f s (%.0f MiB/s), peak RSS %.1f MiB, %.1f MiB above idle%@ -> %@",

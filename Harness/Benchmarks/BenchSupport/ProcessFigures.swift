@@ -1,0 +1,53 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The benchmark process's own CPU time and memory, shared by every benchmark executable.
+public enum ProcessFigures {
+    #if canImport(Glibc)
+    private static let ownUsage = __rusage_who_t(RUSAGE_SELF.rawValue)
+    #else
+    private static let ownUsage = RUSAGE_SELF
+    #endif
+
+    /// User + system CPU time of the whole process, in microseconds.
+    public static var cpuMicroseconds: Double {
+        var usage = rusage()
+        getrusage(ownUsage, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+
+    /// Peak resident memory so far, in MB.
+    public static var peakResidentMB: Double {
+        var usage = rusage()
+        getrusage(ownUsage, &usage)
+        return Double(usage.ru_maxrss) / 1024
+    }
+
+    /// Resident memory now, in MB (Linux: /proc/self/statm; elsewhere the peak so far).
+    public static var residentMB: Double {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return peakResidentMB }
+        return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+    }
+
+    /// A line of /proc/self/status (`VmRSS`, `VmHWM`), in MiB; 0 where there is none.
+    public static func statusMiB(_ field: String) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let kilobytes = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
+        return kilobytes / 1024
+    }
+
+    /// Resets VmHWM to the current resident set, so that it records the peak from now on.
+    /// Returns whether the kernel allowed it.
+    @discardableResult
+    public static func resetPeak() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+    }
+}
