@@ -93,3 +93,13 @@ void convey_curl_share_destroy(convey_curl_share *share) {
     for (int index = 0; index < CURL_LOCK_DATA_LAST; index++) pthread_mutex_destroy(&share->locks[index]);
     free(share);
 }
+
+static _Thread_local int convey_is_event_loop_thread = 0;
+
+void convey_event_loop_mark_current_thread(void) {
+    convey_is_event_loop_thread = 1;
+}
+
+int convey_event_loop_is_current_thread(void) {
+    return convey_is_event_loop_thread;
+}

@@ -40,4 +40,9 @@ CURLSH *convey_curl_share_handle(convey_curl_share *share);
 /// Frees the share; every easy handle that used it must be cleaned up first.
 void convey_curl_share_destroy(convey_curl_share *share);
 
+/// Marks the calling thread as Convey's event loop thread; called once, by that thread.
+void convey_event_loop_mark_current_thread(void);
+/// Whether the calling thread is Convey's event loop thread: a thread-local read, no lock.
+int convey_event_loop_is_current_thread(void);
+
 #endif

@@ -15,13 +15,17 @@ public protocol ConveyTransport: Sendable {
     /// Must return promptly with an error when the calling Swift task is cancelled, and should
     /// when `request.cancellation` fires. An error `sink` throws ends the exchange and is rethrown.
     /// A transport that only ever has whole bodies calls `sink.deliver(_:)` with a `TransportResponse`.
-    func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics
+    ///
+    /// Runs on the caller's executor (`@ConveyActor` in the pipeline), so a transport that answers
+    /// there crosses no thread; an implementation without `nonisolated(nonsending)` runs on the
+    /// global executor instead, which works but costs a hop each way.
+    nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics
 }
 
 extension ConveyTransport {
     /// Performs one exchange and collects the whole response in memory, with no size limit:
     /// for tools and tests. The pipeline uses `send(_:into:)` with a limit.
-    public func send(_ request: TransportRequest) async throws -> TransportResponse {
+    public nonisolated(nonsending) func send(_ request: TransportRequest) async throws -> TransportResponse {
         let sink = InMemoryBody(limit: nil, url: request.urlRequest.url)
         let metrics = try await send(request, into: sink)
         return try sink.response(metrics: metrics)

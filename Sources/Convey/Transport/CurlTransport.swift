@@ -7,8 +7,10 @@ import FoundationNetworking
 /// A Linux transport that drives libcurl's multi interface itself: the same wire behaviour as
 /// `URLSessionTransport`, at a fraction of its cost (see Docs/performance.md).
 ///
-/// One thread per transport owns the multi handle; requests reuse pooled easy handles and
-/// connections. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
+/// Every curl transport in the process shares one event loop thread, which is also the executor
+/// of `@ConveyActor`: a run on the actor starts its transfer, gets its head and body and is
+/// resumed on that thread, with no hand-off between threads. Each transport keeps its own cookie
+/// jar, TLS sessions, pooled easy handles and per-host connection limit. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
 /// Requests ask for `gzip, deflate` unless they name their own `Accept-Encoding`; Convey decodes
 /// those itself, checking their integrity (a truncated or corrupt body is an error), and hands
 /// any other coding through undecoded with its `Content-Encoding`. The head and body go to the
@@ -53,19 +55,16 @@ public final class CurlTransport: ConveyTransport {
 
     /// The settings this transport was made with.
     public let configuration: Configuration
-    private let loop: CurlEventLoop?
+    private let pool: CurlHandlePool
 
-    /// Creates a transport with its own event loop thread and connection pool.
+    /// Creates a transport with its own cookie jar and handle pool on the process's event loop.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        loop = CurlEventLoop(configuration: configuration, maximumIdleHandles: 32)
+        pool = CurlHandlePool(configuration: configuration, maximumIdleHandles: 32)
     }
 
-    deinit {
-        loop?.close()
-    }
-
-    public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
+    /// Runs on the caller's executor: from `@ConveyActor`, that is the event loop's own thread.
+    public nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         let deadline = configuration.totalTimeout.map { ContinuousClock.now + $0 }
         var hopRequest = request.urlRequest
         var bodyFile = request.bodyFile
@@ -98,9 +97,10 @@ public final class CurlTransport: ConveyTransport {
     }
 
     /// One request and its response on the wire.
-    private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
+    private nonisolated(nonsending) func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
                           request: TransportRequest, sink: any ResponseBodySink) async throws -> CurlTransfer.Outcome {
-        guard let loop, let easy = loop.takeHandle() else {
+        let loop = CurlEventLoop.shared
+        guard loop.drivesTransfers, let easy = pool.takeHandle() else {
             throw URLError(.cannotLoadFromNetwork, userInfo: [
                 NSLocalizedDescriptionKey: "libcurl could not allocate a handle",
                 NSURLErrorFailingURLErrorKey: url,
@@ -111,18 +111,18 @@ public final class CurlTransport: ConveyTransport {
         do {
             transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, transportRequest: request,
                                         connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
-                                        totalTimeLeft: timeLeft, sink: sink, easy: easy)
+                                        totalTimeLeft: timeLeft, sink: sink, easy: easy, pool: pool)
         } catch {
-            loop.recycle(easy)
+            pool.recycle(easy)
             throw error
         }
-        transfer.requestResume = { [weak loop, weak transfer] in
-            if let loop, let transfer { loop.resume(transfer) }
+        transfer.requestResume = { [loop, weak transfer] in
+            if let transfer { loop.resume(transfer) }
         }
         defer {
             request.cancellation?.unregister()
             transfer.releaseResources()
-            loop.recycle(easy)
+            pool.recycle(easy)
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in

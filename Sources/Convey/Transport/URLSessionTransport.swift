@@ -90,6 +90,12 @@ public final class URLSessionTransport: ConveyTransport {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.begin(task, continuation: continuation, sink: sink, request: request)
+                // Cancelled before `begin`: the handler's cancel may have completed the task while
+                // nobody waited for it, and a cancelled task never completes again.
+                if Task.isCancelled {
+                    delegate.endUnstarted(task)
+                    return
+                }
                 task.resume()
                 request.cancellation?.register { handle.task.cancel() }
             }
@@ -176,6 +182,15 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress,
                                                       followsRedirects: request.followsRedirects)
         }
+    }
+
+    /// Ends a transfer that was cancelled before it was resumed, with `URLError(.cancelled)`.
+    func endUnstarted(_ task: URLSessionTask) {
+        guard let transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
+        task.cancel()
+        transfer.continuation.resume(throwing: URLError(.cancelled, userInfo: task.originalRequest?.url.map {
+            [NSURLErrorFailingURLErrorKey: $0]
+        } ?? [:]))
     }
 
     /// Changes a transfer in place and returns what `change` returns, or `nil` once it is over.

@@ -3,92 +3,94 @@ import CConveyCurlShim
 import CCurl
 import Foundation
 
-/// The thread that drives one curl multi handle, and the only code that touches it.
+/// The process's one event loop: a thread that drives libcurl's multi handle for every
+/// `CurlTransport` and is also the executor of `@ConveyActor`.
 ///
-/// Senders put transfers and cancellations in a lock-protected inbox and wake the thread with
-/// `curl_multi_wakeup` when it sleeps. The thread adds and removes easy handles, runs
-/// `curl_multi_perform`, enforces idle timeouts, and resumes each transfer's continuation when
-/// it ends. Idle easy handles wait in a pool for the next request.
+/// Because the actor runs here, a run builds its request, starts its transfer, receives the head
+/// and body in curl's callbacks and is resumed with its response on this one thread: an ordinary
+/// request crosses no thread. Work from elsewhere (a caller on another executor, a cancellation,
+/// a stream reader making room) goes through a lock-protected inbox and wakes the loop with
+/// `curl_multi_wakeup` only when it sleeps in `curl_multi_poll`.
+///
+/// Each round runs the actor's queued jobs, lets curl move bytes (`curl_multi_perform`), hands
+/// finished transfers back to their runs, and ends transfers past their idle timeout; then it
+/// sleeps until a socket, a timer or a new job needs it.
 ///
 /// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
 /// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
-final class CurlEventLoop: @unchecked Sendable {
+final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
+    /// The loop every transport and `@ConveyActor` share.
+    static let shared = CurlEventLoop()
+
     private enum Command {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
         case resume(CurlTransfer)
     }
 
-    /// What senders and the loop share, behind one lock.
+    /// What other threads and the loop share, behind one lock.
     private struct Shared {
+        /// `@ConveyActor` jobs, in the order they were enqueued.
+        var jobs: [UnownedJob] = []
         var inbox: [Command] = []
         /// The loop is (about to be) blocked in `curl_multi_poll` and needs a wakeup.
         var sleeping = false
-        /// The transport is gone: the loop ends once it has nothing left to run.
-        var closing = false
     }
 
-    /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`.
-    private let multi: UnsafeMutableRawPointer
+    /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`; `nil` when
+    /// libcurl could not make one, and then the loop only runs the actor's jobs.
+    private let multi: UnsafeMutableRawPointer?
+    /// Wakes the loop in place of `curl_multi_wakeup` when there is no multi handle.
+    private let wakeWithoutCurl = DispatchSemaphore(value: 0)
     private let sharedLock = NSLock()
     private var shared = Shared()
-    /// Easy handles waiting for their next request, behind a lock of their own.
-    private let idleHandlesLock = NSLock()
-    private var idleHandles: [CurlEasyHandle] = []
     /// Orders a finished transfer's results before its sender reads them (see `CurlTransfer.outcome`).
     let handOffLock = NSLock()
-    private let maximumIdleHandles: Int
-    /// The cookie jar and TLS sessions of this loop's transfers; `nil` if libcurl could not make one.
-    private let share: OpaquePointer?
-    private let handleDefaults: CurlHandleDefaults
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    private var queues: CurlHostQueues<CurlTransfer>
     /// No idle timeout can expire before this instant (monotonic nanoseconds).
     private var nextTimeoutCheck = UInt64.max
+    /// Inside `curl_multi_perform`, where libcurl forbids calls on the multi handle: commands
+    /// made from curl's callbacks wait in the inbox for the end of the round.
+    private var performing = false
 
-    /// Creates the loop and starts its thread; `nil` when libcurl cannot make a multi handle.
-    init?(configuration: CurlTransport.Configuration, maximumIdleHandles: Int) {
-        guard CurlGlobal.initialized, let multi = curl_multi_init() else { return nil }
-        self.multi = multi
-        self.maximumIdleHandles = maximumIdleHandles
-        let share = convey_curl_share_create()
-        self.share = share
-        handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
-                                            storesCookies: configuration.storesCookies,
-                                            trustedCertificatesFile: configuration.trustedCertificatesFile?.path)
-        let maximumConnectionsPerHost = configuration.maximumConnectionsPerHost
-        queues = CurlHostQueues(connectionsPerOrigin: max(0, maximumConnectionsPerHost))
+    private init() {
+        multi = CurlGlobal.initialized ? curl_multi_init() : nil
         let thread = Thread { [self] in run() }
-        thread.name = "Convey curl event loop"
+        thread.name = "Convey event loop"
         thread.start()
     }
 
-    /// Lets the thread end once it is idle; the transport calls it when it goes away.
-    func close() {
-        sharedLock.withLock {
-            shared.closing = true
-            // Inside the lock: once `closing` is seen, the loop may free the multi handle.
-            if shared.sleeping { curl_multi_wakeup(multi) }
+    /// Whether transfers can run: libcurl made a multi handle.
+    var drivesTransfers: Bool { multi != nil }
+
+    // MARK: The executor of @ConveyActor
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let wake = sharedLock.withLock {
+            shared.jobs.append(job)
+            defer { shared.sleeping = false }
+            return shared.sleeping
         }
+        if wake { wakeUp() }
     }
 
-    // MARK: Senders' side, any thread
-
-    /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
-    func takeHandle() -> CurlEasyHandle? {
-        idleHandlesLock.withLock { idleHandles.popLast() } ?? CurlEasyHandle(defaults: handleDefaults)
+    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
     }
 
-    /// Returns a handle whose transfer is over to the pool.
-    func recycle(_ handle: CurlEasyHandle) {
-        handle.prepareForReuse()
-        idleHandlesLock.withLock {
-            // A handle the pool has no room for is freed when this call drops it.
-            if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
-        }
+    /// Lets `ConveyActor.assumeIsolated` and the runtime's isolation checks pass on this thread,
+    /// also inside curl's callbacks, where no other actor job can run.
+    func checkIsolated() {
+        precondition(isCurrent, "not on Convey's event loop thread, the executor of @ConveyActor")
     }
+
+    /// Whether the calling thread is the loop's.
+    var isCurrent: Bool { convey_event_loop_is_current_thread() != 0 }
+
+    // MARK: Transfers, from any thread
 
     /// Starts `transfer`; its continuation is resumed when it ends, however it ends.
     func start(_ transfer: CurlTransfer) {
@@ -105,47 +107,70 @@ final class CurlEventLoop: @unchecked Sendable {
         submit(.resume(transfer))
     }
 
+    /// Carries out `command` at once when called on the loop thread between curl calls (the
+    /// usual case: a run on `@ConveyActor`), otherwise queues it for the loop.
     private func submit(_ command: Command) {
+        if isCurrent, !performing {
+            handle(command)
+            return
+        }
         let wake = sharedLock.withLock {
             shared.inbox.append(command)
             defer { shared.sleeping = false }
             return shared.sleeping
         }
-        // Outside the lock, so that the woken loop does not wait for it. Safe: the loop only
-        // frees the multi handle after `close()`, which cannot run while a sender holds the transport.
-        if wake { curl_multi_wakeup(multi) }
+        if wake { wakeUp() }
+    }
+
+    /// Outside the lock, so that the woken loop does not wait for it. Safe: the multi handle
+    /// lives as long as the process.
+    private func wakeUp() {
+        if let multi {
+            curl_multi_wakeup(multi)
+        } else {
+            wakeWithoutCurl.signal()
+        }
     }
 
     // MARK: The loop thread
 
     private func run() {
+        convey_event_loop_mark_current_thread()
+        let executor = asUnownedSerialExecutor()
         var running: Int32 = 0
-        // Swapped with the inbox, so that both arrays keep their storage from one round to the next.
+        // Swapped with the shared arrays, so that both sides keep their storage from one round to the next.
+        var jobs: [UnownedJob] = []
         var commands: [Command] = []
         while true {
+            jobs.removeAll(keepingCapacity: true)
             commands.removeAll(keepingCapacity: true)
-            let closing = sharedLock.withLock {
+            sharedLock.withLock {
+                swap(&jobs, &shared.jobs)
                 swap(&commands, &shared.inbox)
                 shared.sleeping = false
-                return shared.closing
             }
             for command in commands { handle(command) }
-            if closing, active.isEmpty, commands.isEmpty, queues.waitingCount == 0 { break }
+            for job in jobs { job.runSynchronously(on: executor) }
 
-            curl_multi_perform(multi, &running)
-            finishCompletedTransfers()
-            expireIdleTransfers()
+            if let multi {
+                performing = true
+                curl_multi_perform(multi, &running)
+                performing = false
+                finishCompletedTransfers(multi)
+                expireIdleTransfers()
+            }
 
             let goesToSleep = sharedLock.withLock {
-                // Not when the transport closed meanwhile and nothing is left: then exit at once.
-                shared.sleeping = shared.inbox.isEmpty && !(shared.closing && active.isEmpty && queues.waitingCount == 0)
+                shared.sleeping = shared.jobs.isEmpty && shared.inbox.isEmpty
                 return shared.sleeping
             }
-            if goesToSleep { curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil) }
+            guard goesToSleep else { continue }
+            if let multi {
+                curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil)
+            } else {
+                wakeWithoutCurl.wait()
+            }
         }
-        curl_multi_cleanup(multi)
-        idleHandlesLock.withLock { idleHandles.removeAll() }
-        convey_curl_share_destroy(share)
     }
 
     private func handle(_ command: Command) {
@@ -155,13 +180,13 @@ final class CurlEventLoop: @unchecked Sendable {
                 end(transfer, failure: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
                 return
             }
-            if queues.admit(transfer, origin: transfer.origin) { begin(transfer) }
+            if transfer.pool.queues.admit(transfer, origin: transfer.origin) { begin(transfer) }
         case .cancel(let transfer):
             let cancelled = URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url])
             if active[transfer.easy.raw] === transfer {
                 remove(transfer)
                 end(transfer, failure: cancelled)
-            } else if queues.removeWaiting(transfer, origin: transfer.origin) {
+            } else if transfer.pool.queues.removeWaiting(transfer, origin: transfer.origin) {
                 end(transfer, failure: cancelled)
             } else {
                 transfer.cancelRequested = true
@@ -172,7 +197,9 @@ final class CurlEventLoop: @unchecked Sendable {
             transfer.lastActivity = CurlClock.now
             nextTimeoutCheck = min(nextTimeoutCheck, transfer.lastActivity &+ transfer.idleTimeout)
             // May deliver the paused bytes at once, from inside this call.
+            performing = true
             _ = curl_easy_pause(transfer.easy.raw, CURLPAUSE_CONT)
+            performing = false
         }
     }
 
@@ -181,10 +208,11 @@ final class CurlEventLoop: @unchecked Sendable {
         let now = CurlClock.now
         transfer.lastActivity = now
         nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
-        let added = curl_multi_add_handle(multi, transfer.easy.raw)
+        let added = multi.map { curl_multi_add_handle($0, transfer.easy.raw) }
         guard added == CURLM_OK else {
+            let reason = added.map { String(cString: curl_multi_strerror($0)) } ?? "libcurl has no multi handle"
             end(transfer, failure: URLError(.unknown, userInfo: [
-                NSLocalizedDescriptionKey: "curl could not start the transfer: \(String(cString: curl_multi_strerror(added)))",
+                NSLocalizedDescriptionKey: "curl could not start the transfer: \(reason)",
                 NSURLErrorFailingURLErrorKey: transfer.url,
             ]))
             admitNext(after: transfer, multiplexed: false)
@@ -195,10 +223,10 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Frees `transfer`'s place in its origin's queue and starts whoever may run now.
     private func admitNext(after transfer: CurlTransfer, multiplexed: Bool) {
-        for next in queues.finished(origin: transfer.origin, multiplexed: multiplexed) { begin(next) }
+        for next in transfer.pool.queues.finished(origin: transfer.origin, multiplexed: multiplexed) { begin(next) }
     }
 
-    private func finishCompletedTransfers() {
+    private func finishCompletedTransfers(_ multi: UnsafeMutableRawPointer) {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
@@ -246,7 +274,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     /// Takes a running transfer off the wire and lets the next one to its origin start.
     private func remove(_ transfer: CurlTransfer, multiplexed: Bool = false) {
-        curl_multi_remove_handle(multi, transfer.easy.raw)
+        if let multi { curl_multi_remove_handle(multi, transfer.easy.raw) }
         active[transfer.easy.raw] = nil
         admitNext(after: transfer, multiplexed: multiplexed)
     }

@@ -22,6 +22,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     let easy: CurlEasyHandle
+    /// The transport's handles and connection limit this transfer belongs to.
+    let pool: CurlHandlePool
     let url: URL
     /// Scheme, host and port: transfers to one origin share its connections and its queue.
     let origin: String
@@ -72,8 +74,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
     init(request: URLRequest, url: URL, bodyFile: URL?, transportRequest: TransportRequest, connectTimeout: Duration,
-         totalTimeLeft: Duration?, sink: any ResponseBodySink, easy: CurlEasyHandle) throws {
+         totalTimeLeft: Duration?, sink: any ResponseBodySink, easy: CurlEasyHandle, pool: CurlHandlePool) throws {
         self.easy = easy
+        self.pool = pool
         self.url = url
         self.request = request
         self.sink = sink
