@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The benchmark process's own CPU time and memory, shared by every benchmark executable.
+/// The benchmark process's own CPU time, context switches and memory, shared by every benchmark executable.
 public enum ProcessFigures {
     #if canImport(Glibc)
     private static let ownUsage = __rusage_who_t(RUSAGE_SELF.rawValue)
@@ -18,6 +18,14 @@ public enum ProcessFigures {
         var usage = rusage()
         getrusage(ownUsage, &usage)
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec)
+    }
+
+    /// Context switches of the whole process so far, voluntary (it waited) + involuntary (it was
+    /// preempted), summed over all its threads.
+    public static var contextSwitches: Int {
+        var usage = rusage()
+        getrusage(ownUsage, &usage)
+        return usage.ru_nvcsw + usage.ru_nivcsw
     }
 
     /// Peak resident memory so far, in MB.

@@ -1,6 +1,7 @@
 // Convey's benchmark: the same workloads through raw URLSession, Convey on URLSession, Convey on
 // CurlTransport and CurlTransport alone, alternating in one run against a loopback nginx; plus
-// Convey over a stub transport, which measures the pipeline's own cost without a network.
+// Convey over a stub transport, which measures the pipeline's own cost without a network, and,
+// for small GETs, the ceiling: libcurl's multi interface driven from one thread by a C program.
 //
 //   scripts/bench                                   # builds in release, starts nginx, runs this
 //   scripts/bench --workloads small --rounds 1      # one workload, one round
@@ -8,8 +9,11 @@
 //
 // Workloads: small GETs (1 KB) at 1, 16 and 64 in flight; a typed JSON decode of a 256 KB body
 // with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; and a memory run.
-// Prints requests per second, p50/p99 latency, CPU per request (getrusage: user + system of this
-// whole process), cores used (CPU time over wall time), peak RSS, and the ratios to raw URLSession.
+// Prints, as medians and ranges over the rounds: requests per second, p50/p99 latency, CPU per
+// request and context switches per request (getrusage: user + system time and voluntary +
+// involuntary switches of the whole process), cores used (CPU time over wall time), the ratio to
+// raw URLSession, and for small GETs each client's throughput and CPU against the C loop's
+// within each round.
 import BenchSupport
 import Convey
 import Foundation
@@ -25,7 +29,7 @@ import Darwin
 /// Command-line settings.
 struct Settings {
     var requests = 20_000
-    var rounds = 3
+    var rounds = 5
     var memoryRequests = 100_000
     var workloads = Set(Workload.Kind.allCases)
     /// Runs only the clients whose name contains this text (case-insensitive).
@@ -69,24 +73,20 @@ struct Settings {
 enum BenchError: Error, CustomStringConvertible {
     case usage(String)
     case badResponse(String)
+    case ceilingUnavailable(String)
 
     var description: String {
         switch self {
         case .usage(let text):
             "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post] [--only text] [--smoke]\n\(text)"
         case .badResponse(let text): "bad response: \(text)"
+        case .ceilingUnavailable(let reason): "the C loop is not available: \(reason)"
         }
     }
 }
 
-/// One way of doing a workload's request, returning the body size.
-struct Client: Sendable {
-    let name: String
-    let fetch: @Sendable () async throws -> Int
-}
-
 /// What to measure: a request, at which concurrencies, through which clients.
-struct Workload {
+struct Workload: Sendable {
     enum Kind: String, CaseIterable {
         case small, json, post
     }
@@ -138,55 +138,6 @@ struct CannedTransport: ConveyTransport {
     }
 }
 
-/// What one measured batch gave.
-struct Measurement {
-    var requestsPerSecond: Double
-    var p50: Double
-    var p99: Double
-    var cpuPerRequest: Double
-    var coresUsed: Double
-}
-
-/// Runs `requests` fetches with `concurrency` in flight; latencies in microseconds.
-func measure(_ client: Client, requests: Int, concurrency: Int) async throws -> Measurement {
-    let perWorker = max(1, requests / concurrency)
-    let cpuBefore = ProcessFigures.cpuMicroseconds
-    let started = ContinuousClock.now
-    let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
-        for _ in 0..<concurrency {
-            group.addTask {
-                var latencies: [Double] = []
-                latencies.reserveCapacity(perWorker)
-                for _ in 0..<perWorker {
-                    let sent = ContinuousClock.now
-                    _ = try await client.fetch()
-                    let elapsed = sent.duration(to: .now).components
-                    latencies.append(Double(elapsed.seconds) * 1e6 + Double(elapsed.attoseconds) / 1e12)
-                }
-                return latencies
-            }
-        }
-        return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
-    }
-    let wall = started.duration(to: .now).components
-    let seconds = Double(wall.seconds) + Double(wall.attoseconds) / 1e18
-    let cpu = ProcessFigures.cpuMicroseconds - cpuBefore
-    return Measurement(requestsPerSecond: Double(latencies.count) / seconds,
-                       p50: latencies[latencies.count / 2],
-                       p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
-                       cpuPerRequest: cpu / Double(latencies.count),
-                       coresUsed: cpu / 1e6 / seconds)
-}
-
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
-}
-
-func format(_ value: Double, _ digits: Int = 0) -> String {
-    String(format: "%.\(digits)f", value)
-}
-
 @ConveyActor
 func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil) -> ConveyServer {
     var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: ClosureEchoSink { _ in })
@@ -196,8 +147,9 @@ func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any Conv
     return server
 }
 
-/// The workloads, each with its clients: raw URLSession first, the baseline of every ratio.
-func makeWorkloads(base: URL) async throws -> [Workload] {
+/// The workloads, each with its clients: raw URLSession first, the baseline of the ratios to
+/// URLSession; the C loop, when there is one, last among the small GETs' clients.
+func makeWorkloads(base: URL, ceiling: URL?) async throws -> [Workload] {
     guard let smallURL = URL(string: base.absoluteString + "/1k.bin"), let jsonURL = URL(string: base.absoluteString + "/256k.json"),
           let sinkURL = URL(string: base.absoluteString + "/upload-sink") else { throw BenchError.usage("bad URL \(base)") }
     let remote = Remote(name: "nginx", url: base)
@@ -224,36 +176,40 @@ func makeWorkloads(base: URL) async throws -> [Workload] {
     }
 
     var small = [
-        Client(name: "URLSession (raw)") {
+        Client.pooled("URLSession (raw)") {
             let (data, response) = try await session.data(from: smallURL)
             return try checked(response, data.count)
         },
-        Client(name: "Convey · URLSession") { try await SmallGet(server: overURLSession).download().data.count },
-        Client(name: "Convey · stub (no network)") { try await SmallGet(server: overStub).download().data.count },
+        Client.pooled("Convey · URLSession") { try await SmallGet(server: overURLSession).download().data.count },
+        Client.pooled("Convey · stub (no network)") { try await SmallGet(server: overStub).download().data.count },
     ]
     if curlAvailable {
-        small.append(Client(name: "Convey · curl") { try await SmallGet(server: overCurl).download().data.count })
-        small.append(Client(name: "CurlTransport (raw)") {
+        small.append(Client.pooled("Convey · curl") { try await SmallGet(server: overCurl).download().data.count })
+        // The path of an app that calls from the actor: where `@ConveyActor` runs on the curl
+        // thread, the one with the fewest hand-offs.
+        small.append(Client.onConveyActor("Convey · curl, on @ConveyActor") { try await SmallGet(server: overCurl).download().data.count })
+        small.append(Client.pooled("CurlTransport (raw)") {
             let response = try await curl.send(TransportRequest(urlRequest: URLRequest(url: smallURL), timeout: .seconds(30)))
             return try checked(response.head.makeHTTPURLResponse(), response.data.count)
         })
     }
+    if let ceiling { small.append(CurlCeiling.client(executable: ceiling, url: smallURL)) }
 
     var json = [
-        Client(name: "URLSession (raw)") {
+        Client.pooled("URLSession (raw)") {
             let (data, response) = try await session.data(from: jsonURL)
             _ = try checked(response, data.count)
             return try JSONDecoder().decode([Item].self, from: data).count
         },
-        Client(name: "Convey · URLSession") { try await TypedGet(server: overURLSession).download().payload.count },
+        Client.pooled("Convey · URLSession") { try await TypedGet(server: overURLSession).download().payload.count },
     ]
     if curlAvailable {
-        json.append(Client(name: "Convey · curl") { try await TypedGet(server: overCurl).download().payload.count })
+        json.append(Client.pooled("Convey · curl") { try await TypedGet(server: overCurl).download().payload.count })
     }
 
     let items = (0..<80).map { Item(id: $0, name: "item \($0)", tags: ["a", "b", "c"], score: Double($0) * 1.5, active: $0 % 2 == 0) }
     var post = [
-        Client(name: "URLSession (raw)") {
+        Client.pooled("URLSession (raw)") {
             var request = URLRequest(url: sinkURL)
             request.httpMethod = "POST"
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -261,10 +217,10 @@ func makeWorkloads(base: URL) async throws -> [Workload] {
             let (data, response) = try await session.upload(for: request, from: body)
             return try checked(response, data.count, expecting: 204)
         },
-        Client(name: "Convey · URLSession") { try await JSONPost(server: overURLSession, uploadPayload: items).download().data.count },
+        Client.pooled("Convey · URLSession") { try await JSONPost(server: overURLSession, uploadPayload: items).download().data.count },
     ]
     if curlAvailable {
-        post.append(Client(name: "Convey · curl") { try await JSONPost(server: overCurl, uploadPayload: items).download().data.count })
+        post.append(Client.pooled("Convey · curl") { try await JSONPost(server: overCurl, uploadPayload: items).download().data.count })
     }
 
     return [
@@ -276,16 +232,25 @@ func makeWorkloads(base: URL) async throws -> [Workload] {
 
 func run() async throws {
     let settings = try Settings(arguments: CommandLine.arguments)
-    guard let base = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"].flatMap(URL.init(string:)) else {
+    let environment = ProcessInfo.processInfo.environment
+    guard let base = environment["CONVEY_NGINX_URL"].flatMap(URL.init(string:)) else {
         throw BenchError.usage("CONVEY_NGINX_URL is not set: run through scripts/bench")
     }
-    let workloads = try await makeWorkloads(base: base)
+    var ceiling: URL?
+    switch CurlCeiling.executable(environment: environment) {
+    case .success(let executable): ceiling = executable
+    case .failure(let reason): print("Note: the ceiling is skipped: \(reason)")
+    }
+    // The C loop is the reference of the small GETs' ratios, so `--only` keeps it.
+    let workloads = try await makeWorkloads(base: base, ceiling: ceiling)
         .filter { settings.workloads.contains($0.kind) }
         .map { workload in
             Workload(kind: workload.kind, title: workload.title, concurrencies: workload.concurrencies, share: workload.share,
-                     clients: workload.clients.filter { client in settings.only.map { client.name.localizedCaseInsensitiveContains($0) } ?? true })
+                     clients: workload.clients.filter { client in
+                         client.name == CurlCeiling.clientName || settings.only.map { client.name.localizedCaseInsensitiveContains($0) } ?? true
+                     })
         }
-        .filter { !$0.clients.isEmpty }
+        .filter { $0.clients.contains { $0.name != CurlCeiling.clientName } }
     guard !workloads.isEmpty else { throw BenchError.usage("no workload or client left to run") }
     print("Convey benchmark against nginx at \(base), \(settings.rounds) rounds alternating clients, "
           + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
@@ -293,55 +258,51 @@ func run() async throws {
     for workload in workloads {
         let requests = max(16, Int(Double(settings.requests) * workload.share))
         print("\n## \(workload.title): \(requests) requests per batch\n")
-        for client in workload.clients { _ = try await measure(client, requests: min(requests, 500), concurrency: 4) }  // warm up
-        var results: [String: [Int: [Measurement]]] = [:]
+        for client in workload.clients { _ = try await client.runBatch(min(requests, 500), 4) }  // warm up
+        var results = Results()
         for round in 1...settings.rounds {
             for concurrency in workload.concurrencies {
                 for client in workload.clients {
-                    let result = try await measure(client, requests: requests, concurrency: concurrency)
-                    results[client.name, default: [:]][concurrency, default: []].append(result)
+                    let result = try await client.runBatch(requests, concurrency)
+                    results.record(result, client: client.name, concurrency: concurrency)
                     print("  round \(round) · \(concurrency) in flight · \(client.name): \(format(result.requestsPerSecond)) req/s, "
-                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req")
+                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req, \(format(result.contextSwitchesPerRequest, 2)) context switches/req")
                 }
             }
         }
-        print("\nMedians of \(settings.rounds) rounds:\n")
-        print("| client | in flight | req/s | vs raw URLSession | p50 µs | p99 µs | CPU µs/req | extra CPU µs/req | cores used |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for concurrency in workload.concurrencies {
-            let baseline = results["URLSession (raw)"]?[concurrency] ?? []
-            let baseThroughput = median(baseline.map(\.requestsPerSecond))
-            let baseCPU = median(baseline.map(\.cpuPerRequest))
-            for client in workload.clients {
-                let batches = results[client.name]?[concurrency] ?? []
-                let throughput = median(batches.map(\.requestsPerSecond))
-                let cpu = median(batches.map(\.cpuPerRequest))
-                let ratio = baseThroughput > 0 ? format(throughput / baseThroughput * 100) + "%" : "–"
-                let extra = baseline.isEmpty ? "–" : format(cpu - baseCPU, 1)
-                print("| \(client.name) | \(concurrency) | \(format(throughput)) | \(ratio) | \(format(median(batches.map(\.p50)))) | "
-                      + "\(format(median(batches.map(\.p99)))) | \(format(cpu, 1)) | \(extra) | \(format(median(batches.map(\.coresUsed)), 2)) |")
-            }
+        results.printMedians(of: workload, rounds: settings.rounds)
+        if workload.clients.contains(where: { $0.name == CurlCeiling.clientName }) {
+            results.printRatiosToCeiling(of: workload)
         }
     }
 
     if settings.memoryRequests > 0, let small = workloads.first(where: { $0.kind == .small }) {
-        print("\n## Memory over \(settings.memoryRequests) small GETs per client (16 in flight), resident MB at each tenth\n")
-        print("| client | start | end | growth | bytes/request | resident MB after each tenth |")
-        print("|---|---|---|---|---|---|")
-        for client in small.clients {
-            let tenth = max(1, settings.memoryRequests / 10)
-            var samples = [ProcessFigures.residentMB]
-            for _ in 0..<10 {
-                _ = try await measure(client, requests: tenth, concurrency: 16)
-                samples.append(ProcessFigures.residentMB)
-            }
-            // Growth from the first tenth on: the first batch also fills pools and caches.
-            let growth = (samples.last ?? 0) - samples[1]
-            print("| \(client.name) | \(format(samples[1], 1)) | \(format(samples.last ?? 0, 1)) | \(format(growth, 1)) MB | "
-                  + "\(format(growth * 1_048_576 / Double(tenth * 9))) | \(samples.dropFirst().map { format($0, 1) }.joined(separator: " ")) |")
-        }
+        try await runMemory(of: small.clients.filter(\.inProcess), requests: settings.memoryRequests)
     }
     print("\nPeak RSS: \(format(ProcessFigures.peakResidentMB, 1)) MB")
+}
+
+/// Resident memory of this process over `requests` small GETs per client, sampled at each tenth.
+func runMemory(of clients: [Client], requests: Int) async throws {
+    // Flat: under 1 MiB from the first tenth to the end (about 10 bytes per request over 100k).
+    let flatLimitMB = 1.0
+    print("\n## Memory over \(requests) small GETs per client (16 in flight), resident MB at each tenth\n")
+    print("Flat means under \(format(flatLimitMB, 0)) MiB of growth from the first tenth to the end.\n")
+    print("| client | start | end | growth | bytes/request | flat | resident MB after each tenth |")
+    print("|---|---|---|---|---|---|---|")
+    for client in clients {
+        let tenth = max(1, requests / 10)
+        var samples = [ProcessFigures.residentMB]
+        for _ in 0..<10 {
+            _ = try await client.runBatch(tenth, 16)
+            samples.append(ProcessFigures.residentMB)
+        }
+        // Growth from the first tenth on: the first batch also fills pools and caches.
+        let growth = (samples.last ?? 0) - samples[1]
+        print("| \(client.name) | \(format(samples[1], 1)) | \(format(samples.last ?? 0, 1)) | \(format(growth, 1)) MB | "
+              + "\(format(growth * 1_048_576 / Double(tenth * 9))) | \(growth < flatLimitMB ? "flat" : "grows") | "
+              + "\(samples.dropFirst().map { format($0, 1) }.joined(separator: " ")) |")
+    }
 }
 
 do {

@@ -6,16 +6,34 @@ import Testing
 @Suite("Benchmark smoke run", .wire)
 struct BenchSmokeTests {
     @Test func everyWorkloadRunsAndReportsItsTable() async throws {
-        let records = FileManager.default.temporaryDirectory.appending(path: "convey-bench-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: records) }
-        let run = try await HarnessProcess.run(["--smoke"], records: records, timeout: .seconds(120),
-                                               executable: HarnessProcess.builtExecutable(named: "ConveyBench"))
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "convey-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        // The C loop, compiled as scripts/bench does; without a C compiler the benchmark runs without it.
+        let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let ceilingPath = scratch.appending(path: "curl-ceiling").path(percentEncoded: false)
+        let build = try await HarnessProcess.run([ceilingPath], records: scratch.appending(path: "build-records"), timeout: .seconds(60),
+                                                 executable: packageRoot.appending(path: "scripts/build-curl-ceiling"))
+        let ceilingBuilt = build.status == 0
+
+        let run = try await HarnessProcess.run(["--smoke"], records: scratch.appending(path: "records"),
+                                               environment: ["CONVEY_CURL_CEILING": ceilingBuilt ? ceilingPath : ""],
+                                               timeout: .seconds(120), executable: HarnessProcess.builtExecutable(named: "ConveyBench"))
         #expect(run.status == 0, "\(run.output)")
         for heading in ["## 1 KB GET", "## 256 KB JSON GET decoded into [Item]", "## POST of a 10 KB JSON body"] {
             #expect(run.stdout.contains(heading))
         }
         #expect(run.stdout.contains("| URLSession (raw) | 64 |"))
         #expect(run.stdout.contains("| Convey · URLSession | 16 |"))
+        #if os(Linux)
+        #expect(run.stdout.contains("| Convey · curl, on @ConveyActor | 64 |"))
+        #endif
+        if ceilingBuilt {
+            #expect(run.stdout.contains("| libcurl multi, C loop (ceiling) | 16 |"), "\(run.output)")
+            #expect(run.stdout.contains("| client | in flight | throughput × C loop | CPU/req × C loop |"), "\(run.output)")
+        } else {
+            #expect(run.stdout.contains("Note: the ceiling is skipped"), "\(build.output)\n\(run.output)")
+        }
         #expect(run.stdout.contains("Peak RSS: "))
     }
 }

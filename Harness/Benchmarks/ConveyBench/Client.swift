@@ -1,0 +1,93 @@
+import BenchSupport
+import Convey
+import Foundation
+
+/// What one measured batch gave.
+struct Measurement {
+    var requestsPerSecond: Double
+    var p50: Double
+    var p99: Double
+    var cpuPerRequest: Double
+    /// Voluntary + involuntary context switches of the process that ran the batch, per request.
+    var contextSwitchesPerRequest: Double
+    var coresUsed: Double
+}
+
+/// One way of running a workload's batch of requests.
+struct Client: Sendable {
+    let name: String
+    /// Whether the batch runs in this process: the memory run measures only those.
+    let inProcess: Bool
+    /// Runs `requests` requests with `concurrency` in flight.
+    let runBatch: @Sendable (_ requests: Int, _ concurrency: Int) async throws -> Measurement
+
+    /// A client whose workers run on the global concurrent pool, each request one `fetch`
+    /// returning the body size.
+    static func pooled(_ name: String, fetch: @escaping @Sendable () async throws -> Int) -> Client {
+        Client(name: name, inProcess: true) { requests, concurrency in
+            try await measureWorkers(requests: requests, concurrency: concurrency) { group, perWorker in
+                group.addTask { try await timedRequests(perWorker, fetch) }
+            }
+        }
+    }
+
+    /// A client whose workers run isolated to `@ConveyActor`, as an app calling from the actor
+    /// does: each `fetch` starts on the actor.
+    static func onConveyActor(_ name: String, fetch: @escaping @ConveyActor @Sendable () async throws -> Int) -> Client {
+        Client(name: name, inProcess: true) { requests, concurrency in
+            try await measureWorkers(requests: requests, concurrency: concurrency) { group, perWorker in
+                group.addTask { try await timedRequestsOnConveyActor(perWorker, fetch) }
+            }
+        }
+    }
+}
+
+/// Each request's latency in microseconds, `count` requests one after another, on the caller's
+/// executor.
+func timedRequests(_ count: Int, isolation: isolated (any Actor)? = #isolation,
+                   _ fetch: () async throws -> Int) async throws -> [Double] {
+    var latencies: [Double] = []
+    latencies.reserveCapacity(count)
+    for _ in 0..<count {
+        let sent = ContinuousClock.now
+        _ = try await fetch()
+        latencies.append(microseconds(sent.duration(to: .now)))
+    }
+    return latencies
+}
+
+/// `timedRequests` isolated to `@ConveyActor`: every request starts on the actor.
+@ConveyActor
+func timedRequestsOnConveyActor(_ count: Int, _ fetch: @ConveyActor @Sendable () async throws -> Int) async throws -> [Double] {
+    try await timedRequests(count, fetch)
+}
+
+/// Runs `concurrency` workers, each added to the group by `addWorker` with its share of the
+/// requests, and measures the batch: wall time, latencies, and this process's CPU time and
+/// context switches.
+func measureWorkers(requests: Int, concurrency: Int,
+                    addWorker: (inout ThrowingTaskGroup<[Double], any Error>, Int) -> Void) async throws -> Measurement {
+    let perWorker = max(1, requests / concurrency)
+    let cpuBefore = ProcessFigures.cpuMicroseconds
+    let switchesBefore = ProcessFigures.contextSwitches
+    let started = ContinuousClock.now
+    let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+        for _ in 0..<concurrency { addWorker(&group, perWorker) }
+        return try await group.reduce(into: [Double]()) { $0 += $1 }.sorted()
+    }
+    let seconds = microseconds(started.duration(to: .now)) / 1e6
+    let cpu = ProcessFigures.cpuMicroseconds - cpuBefore
+    let switches = ProcessFigures.contextSwitches - switchesBefore
+    let count = Double(latencies.count)
+    return Measurement(requestsPerSecond: count / seconds,
+                       p50: latencies[latencies.count / 2],
+                       p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+                       cpuPerRequest: cpu / count,
+                       contextSwitchesPerRequest: Double(switches) / count,
+                       coresUsed: cpu / 1e6 / seconds)
+}
+
+func microseconds(_ duration: Duration) -> Double {
+    let components = duration.components
+    return Double(components.seconds) * 1e6 + Double(components.attoseconds) / 1e12
+}

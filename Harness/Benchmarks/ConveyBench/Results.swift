@@ -1,0 +1,82 @@
+import Foundation
+
+/// A workload's measurements, per client and concurrency, in round order, and their tables.
+struct Results {
+    private var batches: [String: [Int: [Measurement]]] = [:]
+
+    /// The goals against the C loop on small GETs (issue 14): throughput at least this share of
+    /// the loop's, CPU per request at most this multiple of it, and at most this many context
+    /// switches per request from `switchesGoalFrom` in flight on.
+    static let throughputGoal = 0.8
+    static let cpuGoal = 1.5
+    static let switchesGoal = 1.0
+    static let switchesGoalFrom = 16
+
+    mutating func record(_ measurement: Measurement, client: String, concurrency: Int) {
+        batches[client, default: [:]][concurrency, default: []].append(measurement)
+    }
+
+    private func measurements(_ client: String, _ concurrency: Int) -> [Measurement] {
+        batches[client]?[concurrency] ?? []
+    }
+
+    /// Medians and ranges over the rounds, with throughput against raw URLSession's median.
+    func printMedians(of workload: Workload, rounds: Int) {
+        print("\nMedians of \(rounds) rounds, (min–max) over the rounds:\n")
+        print("| client | in flight | req/s | vs raw URLSession | p50 µs | p99 µs | CPU µs/req | context switches/req | cores used |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for concurrency in workload.concurrencies {
+            let baseThroughput = median(measurements("URLSession (raw)", concurrency).map(\.requestsPerSecond))
+            for client in workload.clients {
+                let runs = measurements(client.name, concurrency)
+                let throughput = median(runs.map(\.requestsPerSecond))
+                let ratio = baseThroughput > 0 ? format(throughput / baseThroughput * 100) + "%" : "–"
+                print("| \(client.name) | \(concurrency) | \(spread(runs.map(\.requestsPerSecond))) | \(ratio) | "
+                      + "\(format(median(runs.map(\.p50)))) | \(format(median(runs.map(\.p99)))) | "
+                      + "\(spread(runs.map(\.cpuPerRequest), digits: 1)) | \(spread(runs.map(\.contextSwitchesPerRequest), digits: 2)) | "
+                      + "\(format(median(runs.map(\.coresUsed)), 2)) |")
+            }
+        }
+    }
+
+    /// Each client's throughput and CPU per request over the C loop's in the same round, as the
+    /// median and range of those per-round ratios, and whether the medians meet the goals.
+    func printRatiosToCeiling(of workload: Workload) {
+        print("\nAgainst the C loop within each round: median (min–max) of the per-round ratios. Goals: ≥ \(format(Self.throughputGoal, 1))× "
+              + "its throughput, ≤ \(format(Self.cpuGoal, 1))× its CPU per request, ≤ \(format(Self.switchesGoal, 0)) context switch "
+              + "per request at \(Self.switchesGoalFrom)+ in flight.\n")
+        print("| client | in flight | throughput × C loop | CPU/req × C loop | context switches/req | goals |")
+        print("|---|---|---|---|---|---|")
+        for concurrency in workload.concurrencies {
+            let ceiling = measurements(CurlCeiling.clientName, concurrency)
+            for client in workload.clients where client.name != CurlCeiling.clientName {
+                let runs = measurements(client.name, concurrency)
+                let throughput = zip(runs, ceiling).map { $0.requestsPerSecond / $1.requestsPerSecond }
+                let cpu = zip(runs, ceiling).map { $0.cpuPerRequest / $1.cpuPerRequest }
+                let switches = median(runs.map(\.contextSwitchesPerRequest))
+                var missed: [String] = []
+                if median(throughput) < Self.throughputGoal { missed.append("throughput") }
+                if median(cpu) > Self.cpuGoal { missed.append("CPU") }
+                if concurrency >= Self.switchesGoalFrom, switches > Self.switchesGoal { missed.append("switches") }
+                print("| \(client.name) | \(concurrency) | \(spread(throughput, digits: 2)) | \(spread(cpu, digits: 2)) | "
+                      + "\(format(switches, 2)) | \(missed.isEmpty ? "met" : "missed: " + missed.joined(separator: ", ")) |")
+            }
+        }
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+/// `median (min–max)`, or the median alone when there is one value.
+func spread(_ values: [Double], digits: Int = 0) -> String {
+    guard let low = values.min(), let high = values.max() else { return "–" }
+    let middle = format(median(values), digits)
+    return values.count == 1 ? middle : "\(middle) (\(format(low, digits))–\(format(high, digits)))"
+}
+
+func format(_ value: Double, _ digits: Int = 0) -> String {
+    String(format: "%.\(digits)f", value)
+}
