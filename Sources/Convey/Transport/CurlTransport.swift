@@ -97,8 +97,12 @@ public final class CurlTransport: ConveyTransport {
     }
 
     /// One request and its response on the wire.
-    private nonisolated(nonsending) func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
-                          request: TransportRequest, sink: any ResponseBodySink) async throws -> CurlTransfer.Outcome {
+    ///
+    /// `isolation` is the caller's (`@ConveyActor` in the pipeline): the waiting closure below
+    /// captures it so that it runs there too, where a plain closure would hop to the global executor.
+    private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
+                          request: TransportRequest, sink: any ResponseBodySink,
+                          isolation: isolated (any Actor)? = #isolation) async throws -> CurlTransfer.Outcome {
         let loop = CurlEventLoop.shared
         guard loop.drivesTransfers, let easy = pool.takeHandle() else {
             throw URLError(.cannotLoadFromNetwork, userInfo: [
@@ -125,6 +129,7 @@ public final class CurlTransport: ConveyTransport {
             pool.recycle(easy)
         }
         await withTaskCancellationHandler {
+            _ = isolation
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
                 loop.start(transfer)

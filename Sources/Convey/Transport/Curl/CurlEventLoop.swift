@@ -54,6 +54,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
     /// Inside `curl_multi_perform`, where libcurl forbids calls on the multi handle: commands
     /// made from curl's callbacks wait in the inbox for the end of the round.
     private var performing = false
+    /// A transfer went on the wire since curl last ran: it should run again before sleeping.
+    private var startedSincePerform = false
 
     private init() {
         multi = CurlGlobal.initialized ? curl_multi_init() : nil
@@ -154,12 +156,14 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
 
             if let multi {
                 performing = true
+                startedSincePerform = false
                 curl_multi_perform(multi, &running)
                 performing = false
                 finishCompletedTransfers(multi)
                 expireIdleTransfers()
             }
 
+            if startedSincePerform { continue }
             let goesToSleep = sharedLock.withLock {
                 shared.sleeping = shared.jobs.isEmpty && shared.inbox.isEmpty
                 return shared.sleeping
@@ -219,6 +223,7 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
             return
         }
         active[transfer.easy.raw] = transfer
+        startedSincePerform = true
     }
 
     /// Frees `transfer`'s place in its origin's queue and starts whoever may run now.
