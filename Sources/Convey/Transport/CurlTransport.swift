@@ -120,7 +120,6 @@ public final class CurlTransport: ConveyTransport {
             if let loop, let transfer { loop.resume(transfer) }
         }
         defer {
-            request.cancellation?.unregister()
             transfer.releaseResources()
             loop.recycle(easy)
         }
@@ -128,7 +127,6 @@ public final class CurlTransport: ConveyTransport {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
                 loop.start(transfer)
-                request.cancellation?.register { loop.cancel(transfer) }
             }
         } onCancel: {
             loop.cancel(transfer)

@@ -83,15 +83,11 @@ public final class URLSessionTransport: ConveyTransport {
         }
         let handle = SendableTask(task)
         let watchdog = watchdogNeeded ? startWatchdog(for: handle, delegate: delegate, idleTimeout: timeout) : nil
-        defer {
-            watchdog?.cancel()
-            request.cancellation?.unregister()
-        }
+        defer { watchdog?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.begin(task, continuation: continuation, sink: sink, request: request)
                 task.resume()
-                request.cancellation?.register { handle.task.cancel() }
             }
         } onCancel: {
             handle.task.cancel()
