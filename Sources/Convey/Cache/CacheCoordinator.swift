@@ -26,17 +26,16 @@ struct CacheAnswer: Sendable {
 /// body, falls back to a stored response, or refreshes a stale one in the background.
 @ConveyActor
 struct CacheCoordinator {
-    /// Sends a request over the network; the cancellation is the one its transport must honour
-    /// (the task's own, or a shared exchange's that belongs to no single task), and the flag says
-    /// whether the transport follows redirects (the cache follows them itself for what it handles).
-    typealias Send = @ConveyActor @Sendable (URLRequest, TransportCancellation?, Bool) async throws -> TransportResponse
+    /// Sends a request over the network, in the calling task (cancelling it stops the send); the
+    /// flag says whether the transport follows redirects (the cache follows them itself for what
+    /// it handles).
+    typealias Send = @ConveyActor @Sendable (URLRequest, Bool) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
     private let cachesAuthorizedResponses: Bool
     private let heuristic: HeuristicFreshness?
     private let coalesces: Bool
-    private let cancellation: TransportCancellation?
     private let reporter: CacheExchangeReporter
     /// The task's `followsRedirects`: when `false`, a redirect comes back as the answer.
     private let taskFollowsRedirects: Bool
@@ -45,17 +44,13 @@ struct CacheCoordinator {
     private static let fallbackStatuses: Set<Int> = [500, 502, 503, 504]
 
     /// The coordinator for a run of `task` against `server`.
-    ///
-    /// - Parameter cancellation: the run's cancellation (tag, total timeout): what its own sends
-    ///   honour, and what ends its wait for a shared exchange.
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer, cancellation: TransportCancellation?) {
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer) {
         cache = server.configuration.cache
         strategy = task.cacheStrategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
         heuristic = server.configuration.heuristicFreshness
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
         coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
-        self.cancellation = cancellation
         reporter = CacheExchangeReporter(task: task, server: server)
         taskFollowsRedirects = task.followsRedirects
     }
@@ -118,10 +113,10 @@ struct CacheCoordinator {
 
         let sending = Self.conditional(request, on: stored)
         guard coalesces, request.httpBody == nil, request.httpBodyStream == nil else {
-            return try await exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send, cancellation: cancellation)
+            return try await exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send)
         }
-        let shared = try await cache.coalescer.run(key: Self.coalescingKey(sending), cancellation: cancellation) { exchangeCancellation in
-            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send, cancellation: exchangeCancellation)
+        let shared = try await cache.coalescer.run(key: Self.coalescingKey(sending)) {
+            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send)
         }
         return shared.joined ? shared.answer.with(status: .joined) : shared.answer
     }
@@ -153,12 +148,12 @@ struct CacheCoordinator {
 
     /// One exchange with the server for `request` (sent as `sending`), and what the cache makes of it.
     private func exchange(_ sending: URLRequest, for request: URLRequest, url: URL, stored: CachedResponse?, key: String, cache: DataCache,
-                          send: Send, cancellation: TransportCancellation?) async throws -> CacheAnswer {
+                          send: Send) async throws -> CacheAnswer {
         let requestControl = HTTPCacheRules.requestControl(request)
         let requestedAt = cache.clock.now()
         let sent: TransportResponse
         do {
-            sent = try await send(sending, cancellation, false)
+            sent = try await send(sending, false)
         } catch {
             if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
                 return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
@@ -176,7 +171,7 @@ struct CacheCoordinator {
                 // The 304 confirms another representation than ours: show it, drop ours, ask without conditions.
                 await reporter.report(sending, .success(sent), status: .network, startedAt: requestedAt, until: receivedAt)
                 await cache.remove(key: stored.key)
-                return try await exchange(request, for: request, url: url, stored: nil, key: key, cache: cache, send: send, cancellation: cancellation)
+                return try await exchange(request, for: request, url: url, stored: nil, key: key, cache: cache, send: send)
             }
             let refreshed = stored.replacing(
                 fields: HTTPCacheRules.merge(stored.fields, with: head.fields), requestedAt: requestedAt, receivedAt: receivedAt,
@@ -216,11 +211,10 @@ struct CacheCoordinator {
     /// callers ask, echoed and recorded as a `.backgroundRefresh` exchange.
     private func refreshInBackground(_ stored: CachedResponse, request: URLRequest, url: URL, key: String, cache: DataCache, send: @escaping Send) {
         let sending = Self.conditional(request, on: stored)
-        cache.coalescer.startDetached(key: "refresh " + key) { exchangeCancellation in
+        cache.coalescer.startDetached(key: "refresh " + key) {
             let startedAt = cache.clock.now()
             do {
-                let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send,
-                                                     cancellation: exchangeCancellation)
+                let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send)
                 await self.reporter.report(answer.request, .success(answer.received ?? answer.response), status: .backgroundRefresh,
                                            startedAt: startedAt, until: cache.clock.now())
                 return answer
@@ -273,7 +267,7 @@ struct CacheCoordinator {
     }
 
     private func network(_ request: URLRequest, _ send: Send) async throws -> CacheAnswer {
-        CacheAnswer(request: request, response: try await send(request, cancellation, true), status: .network)
+        CacheAnswer(request: request, response: try await send(request, true), status: .network)
     }
 
     private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {

@@ -3,15 +3,14 @@ import Foundation
 /// Shares one exchange among identical requests in flight: the first caller starts it, later
 /// callers with the same key join it, and every caller gets its outcome.
 ///
-/// The exchange runs in a task of its own, so it belongs to no single caller: a caller that is
-/// cancelled (its Swift task, its session tag or its total timeout) stops waiting at once with a
-/// cancellation error, and the exchange goes on while others still wait; when the last waiter
-/// leaves, the exchange is cancelled. A failure reaches every waiter.
+/// The exchange runs in a task of its own, so it belongs to no single caller: a caller whose task
+/// is cancelled (by its own caller, or by its run's tag or total timeout, which cancel the
+/// attempt's task) stops waiting at once with a cancellation error, and the exchange goes on
+/// while others still wait; when the last waiter leaves, the exchange's task is cancelled. A
+/// failure reaches every waiter.
 final class RequestCoalescer: @unchecked Sendable {
     /// One shared exchange and the callers waiting for it.
     private final class Exchange: @unchecked Sendable {
-        /// Cancels the transport of the shared exchange once nobody waits.
-        let cancellation = TransportCancellation()
         /// Callers still waiting, registered or about to be.
         var active: Set<Int> = []
         var waiters: [Int: CheckedContinuation<CacheAnswer, any Error>] = [:]
@@ -33,11 +32,8 @@ final class RequestCoalescer: @unchecked Sendable {
     /// The outcome of the exchange for `key`: a new one running `operation` when none is in flight
     /// (`joined` false), else the one in flight (`joined` true).
     ///
-    /// - Parameters:
-    ///   - cancellation: the caller's own cancellation (tag, total timeout): firing it makes this caller leave.
-    ///   - operation: the exchange; it gets the cancellation to hand its transport.
-    func run(key: String, cancellation: TransportCancellation?,
-             operation: @escaping @Sendable (TransportCancellation) async throws -> CacheAnswer) async throws -> (answer: CacheAnswer, joined: Bool) {
+    /// Cancelling the calling task makes this caller leave.
+    func run(key: String, operation: @escaping @Sendable () async throws -> CacheAnswer) async throws -> (answer: CacheAnswer, joined: Bool) {
         let (exchange, waiter, isLeader) = lock.withLock {
             nextWaiter += 1
             if let running = inFlight[key] {
@@ -50,8 +46,6 @@ final class RequestCoalescer: @unchecked Sendable {
             return (started, nextWaiter, true)
         }
         if isLeader { start(exchange, key: key, operation: operation) }
-        cancellation?.register { [self] in leave(exchange, waiter: waiter, key: key) }
-        defer { cancellation?.unregister() }
         let answer = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CacheAnswer, any Error>) in
                 let immediate: Result<CacheAnswer, any Error>? = lock.withLock {
@@ -70,7 +64,7 @@ final class RequestCoalescer: @unchecked Sendable {
 
     /// Starts `operation` as the exchange for `key` with nobody waiting, unless one is in flight
     /// already (then nothing happens): a background refresh, once per key however many ask.
-    func startDetached(key: String, operation: @escaping @Sendable (TransportCancellation) async throws -> CacheAnswer) {
+    func startDetached(key: String, operation: @escaping @Sendable () async throws -> CacheAnswer) {
         let exchange: Exchange? = lock.withLock {
             guard inFlight[key] == nil else { return nil }
             let started = Exchange()
@@ -88,11 +82,11 @@ final class RequestCoalescer: @unchecked Sendable {
     }
 
     private func start(_ exchange: Exchange, key: String,
-                       operation: @escaping @Sendable (TransportCancellation) async throws -> CacheAnswer) {
+                       operation: @escaping @Sendable () async throws -> CacheAnswer) {
         let task = Task {
             let outcome: Result<CacheAnswer, any Error>
             do {
-                outcome = .success(try await operation(exchange.cancellation))
+                outcome = .success(try await operation())
             } catch {
                 outcome = .failure(error)
             }
@@ -125,9 +119,6 @@ final class RequestCoalescer: @unchecked Sendable {
             return (continuation, true)
         }
         continuation?.resume(throwing: CancellationError())
-        if abandon {
-            exchange.cancellation.cancel()
-            lock.withLock { exchange.task }?.cancel()
-        }
+        if abandon { lock.withLock { exchange.task }?.cancel() }
     }
 }

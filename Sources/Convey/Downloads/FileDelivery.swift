@@ -34,11 +34,11 @@ struct FileDelivery: ResponseDelivery {
         attempt.resumePoint = point
     }
 
-    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         try FileManager.default.createDirectory(at: partial.destination.deletingLastPathComponent(), withIntermediateDirectories: true)
         let body = FileBody(partial: partial, resumePoint: attempt.resumePoint, progress: progress)
         attempt.body = body
-        let metrics = try await send(request, body, SendOptions(cancellation: cancellation, expectsLargeBody: true))
+        let metrics = try await send(request, body, SendOptions(expectsLargeBody: true))
         try body.finishTransfer()
         guard let head = body.head else { throw URLError(.badServerResponse) }
         return DeliveredExchange(request: request, head: head, data: body.errorBody, metrics: metrics)

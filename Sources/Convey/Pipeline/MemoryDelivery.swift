@@ -9,13 +9,13 @@ import FoundationNetworking
 struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
 
-    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let limit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
-        let coordinator = CacheCoordinator(task: task, server: server, cancellation: cancellation)
-        let answer = try await coordinator.respond(to: request) { sending, exchangeCancellation, followsRedirects in
+        let coordinator = CacheCoordinator(task: task, server: server)
+        let answer = try await coordinator.respond(to: request) { sending, followsRedirects in
             let body = InMemoryBody(limit: limit, url: sending.url)
-            let metrics = try await send(sending, body, SendOptions(cancellation: exchangeCancellation, followsRedirects: followsRedirects))
+            let metrics = try await send(sending, body, SendOptions(followsRedirects: followsRedirects))
             return try body.response(metrics: metrics)
         }
         let response = answer.response

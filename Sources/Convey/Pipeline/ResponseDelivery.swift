@@ -7,7 +7,7 @@ import FoundationNetworking
 /// `TaskRunner`'s path that differs between ordinary tasks (memory, cache, decoding), downloads
 /// to a file and streams.
 @ConveyActor
-protocol ResponseDelivery {
+protocol ResponseDelivery: Sendable {
     /// What a successful run returns as its payload.
     associatedtype Output: Sendable
 
@@ -16,9 +16,8 @@ protocol ResponseDelivery {
 
     /// Sends `request` through `send`, giving it a sink, and returns the response once the
     /// delivery has what validation needs: the head, and the body when it is kept in memory.
-    /// `cancellation` is the run's (tag, total timeout): what `send` is given unless an exchange
-    /// shared between runs brings its own.
-    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange
+    /// It runs in the attempt's exchange task: cancelling that task stops it.
+    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange
 
     /// Turns a validated response into the run's payload.
     func payload(from response: ServerResponse<Data>, url: URL?) async throws -> Output
@@ -27,13 +26,11 @@ protocol ResponseDelivery {
     func abandon()
 }
 
-/// Sends one request into a sink, with the attempt's timeouts and the options' cancellation.
+/// Sends one request into a sink, with the attempt's timeouts, in the calling task.
 typealias DeliverySend = @ConveyActor (URLRequest, any ResponseBodySink, SendOptions) async throws -> ExchangeMetrics
 
-/// How one send is made: what stops it, and whether the transport follows redirects.
+/// How one send is made: whether the transport follows redirects, and how it reads the body.
 struct SendOptions: Sendable {
-    /// The cancellation the transport honours: the run's own, or a shared exchange's (coalescing).
-    var cancellation: TransportCancellation?
     /// Whether the transport follows redirects; the cache follows them itself for what it handles.
     var followsRedirects = true
     /// Whether the body may be large (a download, a stream), so that reading it in large pieces pays.
@@ -41,7 +38,7 @@ struct SendOptions: Sendable {
 }
 
 /// What one exchange gave the pipeline, before validation.
-struct DeliveredExchange {
+struct DeliveredExchange: Sendable {
     /// The request as sent (with any headers the cache or the delivery added).
     var request: URLRequest
     /// The final response's head.

@@ -10,12 +10,16 @@ import FoundationNetworking
 /// echo. After a failed attempt: one credential refresh and retry after a 401, or
 /// `retryInterval(afterError:count:)` and a cancellable wait, or the end. Then `didFinish` or
 /// `didFail`, and last the server's `didFinish(task:response:error:)`, exactly once per run.
+///
+/// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — each step, a failure,
+/// a stop — and says what follows; the runner carries that out.
 @ConveyActor
 struct TaskRunner<T: DownloadingTask> {
     let task: T
 
     /// The outcome of one attempt, with whatever of the exchange completed.
     private struct Attempt<Output: Sendable> {
+        let number: Int
         var request: URLRequest?
         var exchange: ServerResponse<Data>?
         var elapsed: Duration = .zero
@@ -27,71 +31,84 @@ struct TaskRunner<T: DownloadingTask> {
         try await run(MemoryDelivery(task: task))
     }
 
-    /// Runs the task as a `ConveySession`, in the caller's own task: cancellation by tag or type
-    /// and the total timeout stop what the run waits on through `session.cancellation`, so the
-    /// caller's task is never cancelled by them and no task is spawned per run.
+    /// Runs the task in the caller's own task, as one `ActiveRun`. Cancellation by tag or type and
+    /// the total timeout stop what the run waits on, never the caller's task; the caller's task
+    /// being cancelled reaches the run's machine through the one cancellation handler here.
     func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
         let server = task.server
         let totalTimeout = (task.configuration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
-        let session = ConveySession(tag: task.sessionTag, taskType: T.self, totalTimeout: totalTimeout)
-        session.begin()
-        defer { session.end() }
-        return try await runAttempts(delivery, server: server, session: session)
+        let run = ActiveRun(tag: task.sessionTag, taskType: T.self, totalTimeout: totalTimeout, clock: server.configuration.runClock)
+        run.begin()
+        defer { run.end() }
+        return try await withTaskCancellationHandler {
+            try await runAttempts(delivery, server: server, run: run)
+        } onCancel: {
+            Task { @ConveyActor in run.cancel() }
+        }
     }
 
     private func runAttempts<Delivery: ResponseDelivery>(
-        _ delivery: Delivery, server: ConveyServer, session: ConveySession
+        _ delivery: Delivery, server: ConveyServer, run: ActiveRun
     ) async throws -> ServerResponse<Delivery.Output> {
-        var attemptNumber = 1
-        var refreshedCredentials = false
         while true {
             let credentialGeneration = server.credentialRefresh.generation
-            var attempt = await perform(delivery, attemptNumber: attemptNumber, server: server, session: session)
-            if case .failure(let error) = attempt.result {
-                attempt.result = .failure(session.explain(error, url: attempt.request?.url))
-            }
-            Echo.attempt(of: task, server: server, request: attempt.request, exchange: attempt.exchange,
-                         error: attempt.result.failure, attemptNumber: attemptNumber, duration: attempt.elapsed)
+            let attempt = await perform(delivery, server: server, run: run)
             switch attempt.result {
             case .success(let response):
+                echo(attempt, error: nil, server: server)
                 if let typed = response as? ServerResponse<T.DownloadPayload> { await task.didFinish(with: typed) }
                 await server.didFinish(task: task, response: attempt.exchange, error: nil)
                 return response
-            case .failure(let attemptError):
-                var failure = attemptError
-                if !refreshedCredentials, let unauthorized = failure as? HTTPError, unauthorized.isUnauthorized,
-                   await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration) {
-                    refreshedCredentials = true
-                    attemptNumber += 1
-                    continue
+            case .failure(let error):
+                do {
+                    try await recover(from: error, attempt: attempt, server: server, run: run, credentialGeneration: credentialGeneration)
+                } catch {
+                    await task.didFail(with: error)
+                    await server.didFinish(task: task, response: attempt.exchange, error: error)
+                    throw error
                 }
-                if !failure.isCancellation, !session.deadlineExpired,
-                   let interval = task.retryInterval(afterError: failure, count: attemptNumber),
-                   session.hasTime(forWaiting: interval) {
-                    do {
-                        try await session.sleep(for: interval.isFinite ? max(0, interval) : 0, using: server.configuration.retryWaiter)
-                        attemptNumber += 1
-                        continue
-                    } catch {
-                        failure = session.explain(ConveyError.cancelled, url: attempt.request?.url)
-                    }
-                }
-                await task.didFail(with: failure)
-                await server.didFinish(task: task, response: attempt.exchange, error: failure)
+            }
+        }
+    }
+
+    /// Carries out what the machine decides after a failed attempt: returns when the next attempt
+    /// is to start, throws the error the run ends with otherwise.
+    private func recover<Output>(from error: any Error, attempt: Attempt<Output>, server: ConveyServer,
+                                 run: ActiveRun, credentialGeneration: Int) async throws {
+        let retryInterval = { (error: any Error, count: Int) in task.retryInterval(afterError: error, count: count) }
+        var next = run.step { $0.attemptFailed(error, at: $1, retryInterval: retryInterval) }
+        echo(attempt, error: next.failure ?? error, server: server)
+        while true {
+            switch next {
+            case .refreshCredentials(let unauthorized):
+                let refreshed = await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration)
+                next = run.step { $0.credentialRefreshEnded(refreshed: refreshed, after: unauthorized, at: $1, retryInterval: retryInterval) }
+            case .waitToRetry(let duration):
+                await run.waitToRetry(duration, using: server.configuration.retryWaiter)
+                next = run.step { $0.retryWaitEnded(at: $1) }
+            case .startNextAttempt:
+                return
+            case .fail(let failure):
                 throw failure
             }
         }
     }
 
+    private func echo<Output>(_ attempt: Attempt<Output>, error: (any Error)?, server: ConveyServer) {
+        Echo.attempt(of: task, server: server, request: attempt.request, exchange: attempt.exchange,
+                     error: error, attemptNumber: attempt.number, duration: attempt.elapsed)
+    }
+
     private func perform<Delivery: ResponseDelivery>(
-        _ delivery: Delivery, attemptNumber: Int, server: ConveyServer, session: ConveySession
+        _ delivery: Delivery, server: ConveyServer, run: ActiveRun
     ) async -> Attempt<Delivery.Output> {
-        var attempt = Attempt<Delivery.Output>(result: .failure(ConveyError.cancelled))
+        let attemptNumber = run.attemptNumber
+        var attempt = Attempt<Delivery.Output>(number: attemptNumber, result: .failure(ConveyError.cancelled))
         var stagedFile: URL?
         let clock = ContinuousClock.now
         defer { if let stagedFile { try? FileManager.default.removeItem(at: stagedFile) } }
         do {
-            try session.checkCancellation()
+            try run.step { machine, now in machine.attemptStarting(at: now) }.proceedOrThrow()
             if server.configuration.failsAllRequests { throw ConveyError.requestsDisabledForDebugging }
             if server.disabled { throw ConveyError.serverDisabled(server: server.name) }
 
@@ -108,7 +125,8 @@ struct TaskRunner<T: DownloadingTask> {
             try FieldValidation.check(request, source: .willSendRequest)
             attempt.request = request
 
-            // Send, into the delivery's sink.
+            // Send, into the delivery's sink, in a task of its own that a stop cancels.
+            try run.step { [url = request.url] machine, _ in machine.exchangeStarting(url: url) }.proceedOrThrow()
             let startedAt = Date()
             let sendClock = ContinuousClock.now
             let timeout = RequestBuilder.timeout(for: task, server: server)
@@ -116,20 +134,22 @@ struct TaskRunner<T: DownloadingTask> {
             let progress = UploadProgressRelay.transportHandler(for: task)
             let received: DeliveredExchange
             do {
-                received = try await delivery.exchange(request, cancellation: session.cancellation) { sending, sink, options in
-                    var exchange = TransportRequest(
-                        urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
-                        allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                        progress: progress, cancellation: options.cancellation)
-                    exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
-                    exchange.followsRedirects = options.followsRedirects && task.followsRedirects
-                    exchange.expectsLargeBody = options.expectsLargeBody
-                    return try await server.transport.send(exchange, into: sink)
+                received = try await run.exchange { [task, request, bodyFile] in
+                    try await delivery.exchange(request) { sending, sink, options in
+                        var exchange = TransportRequest(
+                            urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
+                            allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
+                            progress: progress)
+                        exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                        exchange.followsRedirects = options.followsRedirects && task.followsRedirects
+                        exchange.expectsLargeBody = options.expectsLargeBody
+                        return try await server.transport.send(exchange, into: sink)
+                    }
                 }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: timeout)
             }
-            try session.checkCancellation()
+            try run.step { machine, _ in machine.responseReceived() }.proceedOrThrow()
             attempt.request = received.request
             var exchange = ServerResponse(payload: received.data, data: received.data, request: received.request, head: received.head,
                                           startedAt: startedAt, duration: sendClock.duration(to: .now), attemptNumber: attemptNumber)
@@ -139,7 +159,6 @@ struct TaskRunner<T: DownloadingTask> {
 
             // Validate.
             try await ResponseHook.call(task, head: received.head, data: received.data)
-            try session.checkCancellation()
             let status = received.head.statusCode
             if StatusRule.throwsError(forStatus: status, rule: task.statusRule, followsRedirects: task.followsRedirects) {
                 throw HTTPError(statusCode: status, body: received.data, headers: received.head.fields.combined,
@@ -148,7 +167,7 @@ struct TaskRunner<T: DownloadingTask> {
 
             // Payload: decoded off the actor, a finished file, or a stream.
             let payload = try await delivery.payload(from: exchange, url: request.url)
-            try session.checkCancellation()
+            try run.step { machine, _ in machine.payloadReady() }.proceedOrThrow()
             attempt.result = .success(exchange.replacingPayload(payload))
         } catch {
             delivery.abandon()

@@ -86,6 +86,8 @@ public struct ServerConfiguration: Sendable {
     public static var defaultMaximumResponseSize: Int64 { 100 << 20 }
     /// How runs wait between attempts: `Task.sleep`, or in tests a waiter that only records.
     var retryWaiter: any RetryWaiting = SleepingRetryWaiter()
+    /// What runs measure their total timeout on: the continuous clock, or in tests one moved by hand.
+    var runClock: any RunClock = ContinuousRunClock()
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

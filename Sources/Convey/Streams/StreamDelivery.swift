@@ -39,11 +39,11 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     }
 
-    func exchange(_ request: URLRequest, cancellation: TransportCancellation, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
                                       totalTimeout: totalTimeout?.clampedTimeout, capacity: bufferSize) { sink in
-            try await send(request, sink, SendOptions(cancellation: cancellation, expectsLargeBody: true))
+            try await send(request, sink, SendOptions(expectsLargeBody: true))
         }
         current.transfer = transfer
         let head = try await transfer.head()

@@ -12,8 +12,10 @@ public protocol ConveyTransport: Sendable {
     /// Performs one HTTP exchange: delivers the final response's head, then its body as it
     /// arrives, to `sink`, and returns when the body is complete.
     ///
-    /// Must return promptly with an error when the calling Swift task is cancelled, and should
-    /// when `request.cancellation` fires. An error `sink` throws ends the exchange and is rethrown.
+    /// Must return promptly with an error when the calling Swift task is cancelled: that is how
+    /// every cancellation reaches a transport, including cancellation by tag or type and the
+    /// total timeout, which cancel the task an attempt's exchange runs in. An error `sink` throws
+    /// ends the exchange and is rethrown.
     /// A transport that only ever has whole bodies calls `sink.deliver(_:)` with a `TransportResponse`.
     ///
     /// Runs on the caller's executor (`@ConveyActor` in the pipeline), so a transport that answers
@@ -46,9 +48,6 @@ public struct TransportRequest: Sendable {
     public var allowsConstrainedNetworkAccess: Bool
     /// Called as bytes go out and come in, from any thread. `nil` when nobody is watching.
     public var progress: (@Sendable (TransferProgress) -> Void)?
-    /// Stops the exchange from outside the calling task (cancellation by tag, total timeout):
-    /// register how to stop it once started. `nil` when nothing but the calling task can stop it.
-    public var cancellation: TransportCancellation?
     /// Whether the transport follows redirects itself. When `false`, a 3xx is the response.
     public var followsRedirects: Bool = true
     /// Whether the body may be large (a download to a file, a stream): a hint to read it in
@@ -64,14 +63,13 @@ public struct TransportRequest: Sendable {
     /// Creates a request for a transport.
     public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
                 allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true,
-                progress: (@Sendable (TransferProgress) -> Void)? = nil, cancellation: TransportCancellation? = nil) {
+                progress: (@Sendable (TransferProgress) -> Void)? = nil) {
         self.urlRequest = urlRequest
         self.bodyFile = bodyFile
         self.timeout = timeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess
         self.allowsConstrainedNetworkAccess = allowsConstrainedNetworkAccess
         self.progress = progress
-        self.cancellation = cancellation
     }
 }
 

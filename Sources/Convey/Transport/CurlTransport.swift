@@ -124,7 +124,6 @@ public final class CurlTransport: ConveyTransport {
             if let transfer { loop.resume(transfer) }
         }
         defer {
-            request.cancellation?.unregister()
             transfer.releaseResources()
             pool.recycle(easy)
         }
@@ -133,7 +132,6 @@ public final class CurlTransport: ConveyTransport {
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
                 loop.start(transfer)
-                request.cancellation?.register { loop.cancel(transfer) }
             }
         } onCancel: {
             loop.cancel(transfer)

@@ -29,15 +29,6 @@ public struct StubTransport: ConveyTransport {
 
     private func answer(_ request: TransportRequest) async throws -> TransportResponse {
         try Task.checkCancellation()
-        guard let cancellation = request.cancellation else { return try await handler(request) }
-        // The handler may wait as long as it likes, so it runs where `cancellation` can stop it.
-        let answer = Task { try await handler(request) }
-        cancellation.register { answer.cancel() }
-        defer { cancellation.unregister() }
-        return try await withTaskCancellationHandler {
-            try await answer.value
-        } onCancel: {
-            answer.cancel()
-        }
+        return try await handler(request)
     }
 }

@@ -83,10 +83,7 @@ public final class URLSessionTransport: ConveyTransport {
         }
         let handle = SendableTask(task)
         let watchdog = watchdogNeeded ? startWatchdog(for: handle, delegate: delegate, idleTimeout: timeout) : nil
-        defer {
-            watchdog?.cancel()
-            request.cancellation?.unregister()
-        }
+        defer { watchdog?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 delegate.begin(task, continuation: continuation, sink: sink, request: request)
@@ -97,7 +94,6 @@ public final class URLSessionTransport: ConveyTransport {
                     return
                 }
                 task.resume()
-                request.cancellation?.register { handle.task.cancel() }
             }
         } onCancel: {
             handle.task.cancel()

@@ -152,7 +152,10 @@ struct RetryTests {
         let error = try #require(result.failure)
         let endedByTotal = if case ConveyError.timedOut(let failure) = error { failure.kind == .total } else { false }
         #expect((error as? HTTPError)?.statusCode == 503 || endedByTotal)
-        #expect((1...8).contains(script.requestCount), "the total timeout ended the retries long before 1,000 attempts")
+        #expect(script.requestCount <= 8, "the total timeout ended the retries long before 1,000 attempts")
+        // On a loaded machine the deadline can pass before the first exchange reaches the
+        // transport; then nothing was sent and the total timeout is the error.
+        #expect(script.requestCount > 0 || endedByTotal)
     }
 
     @Test func failAllRequestsSendsNothing() async throws {

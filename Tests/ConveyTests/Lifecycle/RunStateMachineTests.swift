@@ -1,0 +1,340 @@
+import Foundation
+import Testing
+@testable import Convey
+
+/// The run's state machine on its own: every rule about time uses instants the test picks, so
+/// nothing here sleeps or depends on how fast the machine is.
+@Suite("Lifecycle: run state machine")
+struct LifecycleRunStateMachineTests {
+    typealias Machine = RunStateMachine
+    typealias Instant = ContinuousClock.Instant
+
+    let start = ContinuousClock.now
+    let url = URL(string: "https://stub.example/users/1")
+    let unavailable = HTTPError(statusCode: 503)
+    let unauthorized = HTTPError(statusCode: 401)
+
+    /// A machine with a 10 s total timeout, started at `start`.
+    func machine(totalTimeout: Duration? = .seconds(10)) -> Machine {
+        Machine(totalTimeout: totalTimeout, startingAt: start)
+    }
+
+    func at(_ offset: Duration) -> Instant { start + offset }
+
+    /// A retry rule that always asks for `seconds` and records what it was asked.
+    final class RetryRule: @unchecked Sendable {
+        let seconds: TimeInterval?
+        private(set) var asked: [String] = []
+        init(_ seconds: TimeInterval?) { self.seconds = seconds }
+        func interval(_ error: any Error, _ count: Int) -> TimeInterval? {
+            asked.append("\((error as? HTTPError)?.statusCode ?? 0) #\(count)")
+            return seconds
+        }
+    }
+
+    /// A machine whose first attempt is exchanging.
+    func exchanging(totalTimeout: Duration? = .seconds(10)) -> Machine {
+        var machine = machine(totalTimeout: totalTimeout)
+        #expect(machine.attemptStarting(at: at(.zero)).failure == nil)
+        #expect(machine.exchangeStarting(url: url).failure == nil)
+        #expect(machine.state == .exchanging)
+        return machine
+    }
+
+    /// A machine whose first attempt failed with a 503 and waits 2 s to retry.
+    func waitingToRetry() -> Machine {
+        var machine = exchanging()
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(1)), retryInterval: RetryRule(2).interval)
+        #expect(action.wait == .seconds(2))
+        return machine
+    }
+
+    // MARK: - Cancel in each state
+
+    @Test func cancelWhileBuildingEndsTheRunAtItsNextStep() {
+        var machine = machine()
+        #expect(machine.attemptStarting(at: at(.zero)).failure == nil)
+        #expect(machine.cancel() == .none)
+        #expect(machine.state == .building)
+        #expect(isCancelled(machine.exchangeStarting(url: url).failure))
+        #expect(isCancelled(machine.attemptFailed(ConveyError.cancelled, at: at(.zero), retryInterval: RetryRule(0).interval).failure))
+        #expect(machine.isFinished)
+    }
+
+    @Test func cancelWhileExchangingCancelsTheExchange() {
+        var machine = exchanging()
+        #expect(machine.cancel() == .cancelExchange)
+        #expect(machine.stop == .cancelled)
+        // The transport reports its cancellation as a failed attempt; the run is not retried.
+        let rule = RetryRule(0)
+        let action = machine.attemptFailed(URLError(.cancelled), at: at(.seconds(1)), retryInterval: rule.interval)
+        #expect(isCancelled(action.failure))
+        #expect(rule.asked.isEmpty)
+        #expect(machine.isFinished)
+    }
+
+    @Test func cancelWhileDecodingEndsTheRunWhenThePayloadIsReady() {
+        var machine = exchanging()
+        #expect(machine.responseReceived().failure == nil)
+        #expect(machine.state == .decoding)
+        #expect(machine.cancel() == .none)
+        #expect(isCancelled(machine.payloadReady().failure))
+    }
+
+    @Test func cancelWhileWaitingForACredentialRefreshEndsTheRunWhenTheRefreshEnds() {
+        var machine = exchanging()
+        guard case .refreshCredentials(let error) = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(0).interval) else {
+            Issue.record("expected a credential refresh"); return
+        }
+        #expect(error.statusCode == 401)
+        #expect(machine.state == .refreshingCredentials)
+        // The refresh is shared with other runs: nothing to interrupt.
+        #expect(machine.cancel() == .none)
+        let action = machine.credentialRefreshEnded(refreshed: true, after: unauthorized, at: at(.seconds(2)), retryInterval: RetryRule(0).interval)
+        #expect(isCancelled(action.failure))
+        #expect(machine.attemptNumber == 1)
+    }
+
+    @Test func cancelWhileWaitingToRetryCancelsTheWait() {
+        var machine = waitingToRetry()
+        #expect(machine.state == .waitingToRetry(until: at(.seconds(3))))
+        #expect(machine.cancel() == .cancelRetryWait)
+        #expect(isCancelled(machine.retryWaitEnded(at: at(.seconds(1.5))).failure))
+        #expect(machine.attemptNumber == 1)
+    }
+
+    @Test func cancelAfterTheRunFinishedChangesNothing() {
+        var machine = exchanging()
+        #expect(machine.responseReceived().failure == nil)
+        #expect(machine.payloadReady().failure == nil)
+        #expect(machine.isFinished)
+        #expect(machine.cancel() == .none)
+        #expect(machine.deadlinePassed(at: at(.seconds(60))) == .none)
+        #expect(machine.stop == nil)
+    }
+
+    // MARK: - Deadline in each state
+
+    @Test func deadlineWhileBuildingEndsTheRunAsATotalTimeout() {
+        var machine = machine()
+        #expect(machine.attemptStarting(at: at(.zero)).failure == nil)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .none)
+        let failure = totalTimeout(machine.exchangeStarting(url: url).failure)
+        #expect(failure?.limit == .seconds(10))
+        #expect(failure?.url == url)
+    }
+
+    @Test func deadlineWhileExchangingCancelsTheExchangeAndReportsATotalTimeout() {
+        var machine = exchanging()
+        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .cancelExchange)
+        #expect(machine.stop == .deadlinePassed)
+        let action = machine.attemptFailed(ConveyError.cancelled, at: at(.seconds(10)), retryInterval: RetryRule(0).interval)
+        #expect(totalTimeout(action.failure)?.limit == .seconds(10))
+    }
+
+    @Test func deadlineWhileDecodingFailsTheRunWhenThePayloadIsReady() {
+        var machine = exchanging()
+        #expect(machine.responseReceived().failure == nil)
+        #expect(machine.deadlinePassed(at: at(.seconds(11))) == .none)
+        #expect(totalTimeout(machine.payloadReady().failure) != nil)
+    }
+
+    @Test func deadlineWhileWaitingForACredentialRefreshFailsTheRunWhenTheRefreshEnds() {
+        var machine = exchanging()
+        _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(0).interval)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .none)
+        let action = machine.credentialRefreshEnded(refreshed: true, after: unauthorized, at: at(.seconds(12)), retryInterval: RetryRule(0).interval)
+        #expect(totalTimeout(action.failure) != nil)
+    }
+
+    @Test func deadlineWhileWaitingToRetryCancelsTheWait() {
+        var machine = waitingToRetry()
+        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .cancelRetryWait)
+        #expect(totalTimeout(machine.retryWaitEnded(at: at(.seconds(10))).failure) != nil)
+    }
+
+    @Test func anAlarmBeforeTheDeadlineIsIgnored() {
+        var machine = exchanging()
+        #expect(machine.deadlinePassed(at: at(.milliseconds(9_999))) == .none)
+        #expect(machine.stop == nil)
+        #expect(machine.responseReceived().failure == nil)
+    }
+
+    @Test func aRunWithoutTotalTimeoutHasNoDeadline() {
+        var machine = exchanging(totalTimeout: nil)
+        #expect(machine.deadline == nil)
+        #expect(machine.deadlinePassed(at: at(.seconds(1_000_000))) == .none)
+        #expect(machine.responseReceived().failure == nil)
+    }
+
+    @Test func noAttemptStartsOnceTheDeadlineHasPassedEvenBeforeTheAlarmRings() {
+        var machine = machine()
+        #expect(totalTimeout(machine.attemptStarting(at: at(.seconds(10))).failure) != nil)
+    }
+
+    // MARK: - Races
+
+    @Test func aResponseArrivingAfterACancelStillEndsTheRunCancelled() {
+        var machine = exchanging()
+        #expect(machine.cancel() == .cancelExchange)
+        // The transport had the response before it saw the cancellation.
+        #expect(isCancelled(machine.responseReceived().failure))
+        #expect(isCancelled(machine.attemptFailed(ConveyError.cancelled, at: at(.seconds(1)), retryInterval: RetryRule(0).interval).failure))
+    }
+
+    @Test func aCancelArrivingAfterTheResponseStillEndsTheRunCancelled() {
+        var machine = exchanging()
+        #expect(machine.responseReceived().failure == nil)
+        #expect(machine.cancel() == .none)
+        #expect(isCancelled(machine.payloadReady().failure))
+    }
+
+    @Test func aCancelArrivingAfterTheRunFinishedLeavesItsSuccess() {
+        var machine = exchanging()
+        #expect(machine.responseReceived().failure == nil)
+        #expect(machine.payloadReady().failure == nil)
+        #expect(machine.cancel() == .none)
+        #expect(machine.state == .finished)
+        #expect(machine.stop == nil)
+    }
+
+    @Test func aFailureArrivingAfterTheDeadlineReportsTheTimeoutNotTheFailure() {
+        var machine = exchanging()
+        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .cancelExchange)
+        let rule = RetryRule(0)
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(10)), retryInterval: rule.interval)
+        #expect(totalTimeout(action.failure) != nil)
+        #expect(rule.asked.isEmpty)
+    }
+
+    @Test func theFirstStopDecidesTheError() {
+        var cancelledFirst = exchanging()
+        #expect(cancelledFirst.cancel() == .cancelExchange)
+        _ = cancelledFirst.deadlinePassed(at: at(.seconds(10)))
+        #expect(isCancelled(cancelledFirst.responseReceived().failure))
+
+        var timedOutFirst = exchanging()
+        _ = timedOutFirst.deadlinePassed(at: at(.seconds(10)))
+        _ = timedOutFirst.cancel()
+        #expect(totalTimeout(timedOutFirst.responseReceived().failure) != nil)
+    }
+
+    // MARK: - Retry decisions near the deadline
+
+    @Test func aWaitThatEndsBeforeTheDeadlineIsTaken() {
+        var machine = exchanging()
+        // Binary fractions, so the instants add up exactly.
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(7.5)), retryInterval: RetryRule(2.4375).interval)
+        #expect(action.wait == .seconds(2.4375))
+        #expect(machine.state == .waitingToRetry(until: at(.seconds(9.9375))))
+        guard case .startNextAttempt = machine.retryWaitEnded(at: at(.seconds(9.9375))) else {
+            Issue.record("expected the next attempt"); return
+        }
+        #expect(machine.attemptNumber == 2)
+        #expect(machine.attemptStarting(at: at(.seconds(9.9375))).failure == nil)
+    }
+
+    @Test func aWaitThatWouldReachTheDeadlineEndsTheRunWithTheAttemptsError() {
+        var machine = exchanging()
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(7)), retryInterval: RetryRule(3).interval)
+        #expect((action.failure as? HTTPError)?.statusCode == 503)
+        #expect(machine.isFinished)
+    }
+
+    @Test func withoutADeadlineAnyWaitIsTaken() {
+        var machine = exchanging(totalTimeout: nil)
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(7)), retryInterval: RetryRule(86_400).interval)
+        #expect(action.wait == .seconds(86_400))
+    }
+
+    @Test func noRetryIntervalEndsTheRunWithTheAttemptsError() {
+        var machine = exchanging()
+        let rule = RetryRule(nil)
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(1)), retryInterval: rule.interval)
+        #expect((action.failure as? HTTPError)?.statusCode == 503)
+        #expect(rule.asked == ["503 #1"])
+    }
+
+    @Test(arguments: [-5, TimeInterval.nan, TimeInterval.infinity, -TimeInterval.infinity])
+    func anIntervalThatIsNotATimeIsNoWait(seconds: TimeInterval) {
+        var machine = exchanging()
+        #expect(machine.attemptFailed(unavailable, at: at(.seconds(1)), retryInterval: RetryRule(seconds).interval).wait == .zero)
+    }
+
+    @Test func theRetryRuleIsAskedWithEachAttemptsNumber() {
+        var machine = exchanging(totalTimeout: nil)
+        let rule = RetryRule(0)
+        for attempt in 1...3 {
+            #expect(machine.attemptFailed(unavailable, at: at(.seconds(attempt)), retryInterval: rule.interval).wait == .zero)
+            guard case .startNextAttempt = machine.retryWaitEnded(at: at(.seconds(attempt))) else { Issue.record("expected a retry"); return }
+            #expect(machine.attemptStarting(at: at(.seconds(attempt))).failure == nil)
+            #expect(machine.exchangeStarting(url: url).failure == nil)
+        }
+        #expect(rule.asked == ["503 #1", "503 #2", "503 #3"])
+        #expect(machine.attemptNumber == 4)
+    }
+
+    @Test func cancellationIsNeverRetriedNorAskedAbout() {
+        var machine = exchanging()
+        let rule = RetryRule(0)
+        #expect(isCancelled(machine.attemptFailed(CancellationError(), at: at(.seconds(1)), retryInterval: rule.interval).failure))
+        #expect(rule.asked.isEmpty)
+    }
+
+    // MARK: - Credential refresh
+
+    @Test func aRefreshThatProducedCredentialsStartsTheNextAttemptAtOnce() {
+        var machine = exchanging()
+        let rule = RetryRule(nil)
+        guard case .refreshCredentials = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval) else {
+            Issue.record("expected a credential refresh"); return
+        }
+        guard case .startNextAttempt = machine.credentialRefreshEnded(refreshed: true, after: unauthorized, at: at(.seconds(1)), retryInterval: rule.interval) else {
+            Issue.record("expected the next attempt"); return
+        }
+        #expect(machine.attemptNumber == 2)
+        #expect(rule.asked.isEmpty)
+        // A second 401 after fresh credentials is an ordinary failure.
+        #expect(machine.attemptStarting(at: at(.seconds(1))).failure == nil)
+        #expect(machine.exchangeStarting(url: url).failure == nil)
+        #expect((machine.attemptFailed(unauthorized, at: at(.seconds(2)), retryInterval: rule.interval).failure as? HTTPError)?.statusCode == 401)
+        #expect(rule.asked == ["401 #2"])
+    }
+
+    @Test func aRefreshThatFailedFallsBackToTheRetryRule() {
+        var machine = exchanging()
+        _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(nil).interval)
+        let rule = RetryRule(1)
+        let action = machine.credentialRefreshEnded(refreshed: false, after: unauthorized, at: at(.seconds(1)), retryInterval: rule.interval)
+        #expect(action.wait == .seconds(1))
+        #expect(rule.asked == ["401 #1"])
+    }
+}
+
+/// Whether `error` is `ConveyError.cancelled`.
+func isCancelled(_ error: (any Error)?) -> Bool {
+    guard case .cancelled? = error as? ConveyError else { return false }
+    return true
+}
+
+/// The total timeout `error` reports, if it is one.
+func totalTimeout(_ error: (any Error)?) -> TimeoutFailure? {
+    guard case .timedOut(let failure)? = error as? ConveyError, failure.kind == .total else { return nil }
+    return failure
+}
+
+extension RunStateMachine.StepAction {
+    /// The error of `.fail`, `nil` for `.proceed`.
+    var failure: (any Error)? {
+        if case .fail(let error) = self { return error }
+        return nil
+    }
+}
+
+extension RunStateMachine.FailureAction {
+    /// The wait of `.waitToRetry`.
+    var wait: Duration? {
+        if case .waitToRetry(let duration) = self { return duration }
+        return nil
+    }
+}
