@@ -21,3 +21,16 @@ public actor ConveyActor {
     }
     #endif
 }
+
+extension ConveyActor {
+    /// The executor a run's exchange prefers for nonisolated work and for resuming after a wait:
+    /// the event loop on Linux, so that a finished transfer resumes its run on the same thread.
+    /// `nil` elsewhere: the global executor.
+    static var exchangeExecutor: (any TaskExecutor)? {
+        #if canImport(CConveyCurlShim)
+        CurlEventLoop.shared.taskExecutor
+        #else
+        nil
+        #endif
+    }
+}

@@ -127,14 +127,18 @@ public final class CurlTransport: ConveyTransport {
             transfer.releaseResources()
             pool.recycle(easy)
         }
-        await withTaskCancellationHandler {
-            _ = isolation
-            await withCheckedContinuation { continuation in
-                transfer.continuation = continuation
-                loop.start(transfer)
+        // Preferring the loop as task executor makes the continuation resume there, not on the
+        // global pool, before it returns to the caller's executor.
+        await withTaskExecutorPreference(loop.taskExecutor) {
+            await withTaskCancellationHandler {
+                _ = isolation
+                await withCheckedContinuation { continuation in
+                    transfer.continuation = continuation
+                    loop.start(transfer)
+                }
+            } onCancel: {
+                loop.cancel(transfer)
             }
-        } onCancel: {
-            loop.cancel(transfer)
         }
         return try transfer.outcome(after: loop.handOffLock)
     }

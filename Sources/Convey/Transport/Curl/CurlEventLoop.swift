@@ -16,11 +16,22 @@ import Foundation
 /// finished transfers back to their runs, and ends transfers past their idle timeout; then it
 /// sleeps until a socket, a timer or a new job needs it.
 ///
+/// Its `taskExecutor` runs on the same thread: a run's exchange prefers it (`ConveyActor.exchangeExecutor`), so that
+/// nonisolated work inside the exchange and every resumption after a wait run here too. Without
+/// that, a resumed continuation passes through the global pool on its way back to the actor: two
+/// more context switches per request.
+///
 /// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
 /// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
 final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
     /// The loop every transport and `@ConveyActor` share.
     static let shared = CurlEventLoop()
+
+    /// A job, and whether it came through `taskExecutor` (nonisolated work) rather than the actor.
+    private struct QueuedJob {
+        let job: UnownedJob
+        let preferredTaskExecutor: Bool
+    }
 
     private enum Command {
         case start(CurlTransfer)
@@ -30,8 +41,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
 
     /// What other threads and the loop share, behind one lock.
     private struct Shared {
-        /// `@ConveyActor` jobs, in the order they were enqueued.
-        var jobs: [UnownedJob] = []
+        /// Jobs in the order they were enqueued: `@ConveyActor`'s, and those of tasks preferring `taskExecutor`.
+        var jobs: [QueuedJob] = []
         var inbox: [Command] = []
         /// The loop is (about to be) blocked in `curl_multi_poll` and needs a wakeup.
         var sleeping = false
@@ -70,7 +81,14 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
     // MARK: The executor of @ConveyActor
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        enqueue(UnownedJob(job), preferredTaskExecutor: false)
+    }
+
+    /// The same thread as a task executor, for the nonisolated work of tasks that prefer it.
+    let taskExecutor = LoopTaskExecutor()
+
+    fileprivate func enqueue(_ job: UnownedJob, preferredTaskExecutor: Bool) {
+        let job = QueuedJob(job: job, preferredTaskExecutor: preferredTaskExecutor)
         let wake = sharedLock.withLock {
             shared.jobs.append(job)
             defer { shared.sleeping = false }
@@ -139,9 +157,10 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
     private func run() {
         convey_event_loop_mark_current_thread()
         let executor = asUnownedSerialExecutor()
+        let taskExecutor = self.taskExecutor.asUnownedTaskExecutor()
         var running: Int32 = 0
         // Swapped with the shared arrays, so that both sides keep their storage from one round to the next.
-        var jobs: [UnownedJob] = []
+        var jobs: [QueuedJob] = []
         var commands: [Command] = []
         while true {
             jobs.removeAll(keepingCapacity: true)
@@ -152,7 +171,13 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
                 shared.sleeping = false
             }
             for command in commands { handle(command) }
-            for job in jobs { job.runSynchronously(on: executor) }
+            for queued in jobs {
+                if queued.preferredTaskExecutor {
+                    queued.job.runSynchronously(on: taskExecutor)
+                } else {
+                    queued.job.runSynchronously(on: executor)
+                }
+            }
 
             if let multi {
                 performing = true
@@ -292,6 +317,16 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
             return transfer.continuation
         }
         continuation?.resume()
+    }
+}
+
+/// The event loop's thread as a task executor: tasks that prefer it run their nonisolated work,
+/// and resume after a wait, on the loop instead of the global pool.
+final class LoopTaskExecutor: TaskExecutor {
+    fileprivate init() {}
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        CurlEventLoop.shared.enqueue(UnownedJob(job), preferredTaskExecutor: true)
     }
 }
 
