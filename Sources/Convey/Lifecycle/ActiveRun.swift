@@ -67,9 +67,9 @@ final class ActiveRun {
 
     /// Runs the attempt's exchange in a task of its own on the actor, which a stop cancels.
     ///
-    /// Both the exchange's task and the wait for it prefer `ConveyActor.exchangeExecutor`, so that
-    /// resuming after the transfer, and then the run, stays on the event loop thread. Building the
-    /// request and decoding happen outside, where nonisolated work goes to the global executor.
+    /// The wait for it prefers `ConveyActor.exchangeExecutor`, so that the run resumes on the event
+    /// loop thread instead of passing through the global pool. Building the request and decoding
+    /// happen outside, where nonisolated work goes to the global executor.
     func exchange<Result: Sendable>(_ work: @escaping @Sendable @ConveyActor () async throws -> Result) async throws -> Result {
         let running = Task(operation: work)
         exchange = running

@@ -23,9 +23,8 @@ public actor ConveyActor {
 }
 
 extension ConveyActor {
-    /// The executor a run's exchange prefers for nonisolated work and for resuming after a wait:
-    /// the event loop on Linux, so that a finished transfer resumes its run on the same thread.
-    /// `nil` elsewhere: the global executor.
+    /// The task executor a run prefers while it waits for its exchange: the event loop on Linux, so
+    /// that the run resumes on the loop's thread, not through the global pool. `nil` elsewhere.
     static var exchangeExecutor: (any TaskExecutor)? {
         #if canImport(CConveyCurlShim)
         CurlEventLoop.shared.taskExecutor

@@ -16,10 +16,9 @@ import Foundation
 /// finished transfers back to their runs, and ends transfers past their idle timeout; then it
 /// sleeps until a socket, a timer or a new job needs it.
 ///
-/// Its `taskExecutor` runs on the same thread: a run's exchange prefers it (`ConveyActor.exchangeExecutor`), so that
-/// nonisolated work inside the exchange and every resumption after a wait run here too. Without
-/// that, a resumed continuation passes through the global pool on its way back to the actor: two
-/// more context switches per request.
+/// Its `taskExecutor` runs jobs on the same thread. A transfer's wait, and a run's wait for its
+/// exchange, prefer it, so that they resume here: a resumed continuation otherwise passes through
+/// the global pool on its way back to the actor, two more context switches per request.
 ///
 /// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
 /// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
