@@ -132,7 +132,7 @@ struct JSONPost: JSONUploadingTask {
 /// Answers every request at once with one response: Convey's pipeline with nothing under it.
 struct CannedTransport: ConveyTransport {
     let response: TransportResponse
-    func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
+    nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         try await sink.deliver(response)
         return response.metrics
     }

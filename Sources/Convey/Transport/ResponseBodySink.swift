@@ -27,8 +27,8 @@ extension ResponseBodySink {
     public func whenReady(_ resume: @escaping @Sendable () -> Void) { resume() }
 
     /// Delivers a whole response, waiting whenever the sink is full: for transports that only
-    /// ever have the whole body.
-    public func deliver(_ response: TransportResponse) async throws {
+    /// ever have the whole body. Runs on the caller's executor.
+    public nonisolated(nonsending) func deliver(_ response: TransportResponse) async throws {
         try receive(response.head)
         var offset = 0
         let body = response.data
