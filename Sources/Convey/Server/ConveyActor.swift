@@ -1,7 +1,3 @@
-#if canImport(CConveyCurlShim)
-import CConveyCurlShim
-#endif
-
 /// The global actor that servers, task hooks and run bookkeeping run on.
 ///
 /// On Linux its executor is the thread of the curl event loop (`CurlTransport`), so a run starts
