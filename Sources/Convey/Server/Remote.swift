@@ -53,15 +53,36 @@ public struct Remote: Sendable, Hashable, CustomStringConvertible {
         let pathPart = path.prefix { $0 != "?" && $0 != "#" }
         var depth = 0
         for segment in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
-            switch segment.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive) {
-            case ".": continue
-            case "..":
+            switch dotCount(of: segment) {
+            case 1: continue
+            case 2:
                 depth -= 1
                 if depth < 0 { return true }
             default: depth += 1
             }
         }
         return false
+    }
+
+    /// How many dots `segment` is, with `%2E` as a dot: 1 for `.`, 2 for `..`, otherwise 0.
+    /// Byte by byte, since this runs for every request.
+    private static func dotCount(of segment: Substring) -> Int {
+        var bytes = segment.utf8[...]
+        var dots = 0
+        while let first = bytes.first {
+            if first == UInt8(ascii: ".") {
+                bytes = bytes.dropFirst()
+            } else if first == UInt8(ascii: "%"), bytes.count >= 3,
+                      bytes.dropFirst().first == UInt8(ascii: "2"),
+                      bytes.dropFirst(2).first.map({ $0 | 0x20 }) == UInt8(ascii: "e") {
+                bytes = bytes.dropFirst(3)
+            } else {
+                return 0
+            }
+            dots += 1
+            if dots > 2 { return 0 }
+        }
+        return dots
     }
 
     /// The name and the joined base URL, for logs.
