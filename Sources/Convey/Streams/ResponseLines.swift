@@ -29,8 +29,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         private var chunks: ResponseStream.AsyncIterator
         private var splitter: LineSplitter
-        private var ready: [String] = []
-        private var nextReady = 0
+        private var ready = ReadyQueue<String>()
         private var ended = false
 
         init(_ chunks: ResponseStream.AsyncIterator, maximumLineLength: Int, url: URL?) {
@@ -41,12 +40,7 @@ public struct ResponseLines: AsyncSequence, Sendable {
         /// The next line, or `nil` after the last one.
         public mutating func next() async throws -> String? {
             while true {
-                if nextReady < ready.count {
-                    defer { nextReady += 1 }
-                    return ready[nextReady]
-                }
-                ready.removeAll(keepingCapacity: true)
-                nextReady = 0
+                if let item = ready.popFirst() { return item }
                 if ended { return nil }
                 if let chunk = try await chunks.next() {
                     try splitter.split(chunk) { ready.append(String(decoding: $0, as: UTF8.self)) }

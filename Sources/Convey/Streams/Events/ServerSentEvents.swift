@@ -69,8 +69,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         private let connect: Connect
         private var parser: ServerSentEventParser
         private var body: ResponseStream.AsyncIterator?
-        private var ready: [ServerSentEvent] = []
-        private var nextReady = 0
+        private var ready = ReadyQueue<ServerSentEvent>()
         private var connections = 0
         private var consecutiveFailures = 0
         private var ended = false
@@ -85,12 +84,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// The next event; `nil` once the server said 204 or reconnecting is off and the body ended.
         public mutating func next() async throws -> ServerSentEvent? {
             while true {
-                if nextReady < ready.count {
-                    defer { nextReady += 1 }
-                    return ready[nextReady]
-                }
-                ready.removeAll(keepingCapacity: true)
-                nextReady = 0
+                if let item = ready.popFirst() { return item }
                 if ended { return nil }
                 do {
                     try await step()
