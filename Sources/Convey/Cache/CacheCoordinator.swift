@@ -34,6 +34,11 @@ struct CacheCoordinator {
     private let cache: DataCache?
     private let strategy: CacheStrategy
     private let cachesAuthorizedResponses: Bool
+    /// Names the credential headers beyond the standard ones: the server's `redaction`.
+    private let credentials: Redaction
+    /// What besides the request decides an exchange's outcome for this task (its server, size
+    /// limit, idle timeout), so only tasks under the same rules share an exchange.
+    private let exchangeRules: String
     private let heuristic: HeuristicFreshness?
     private let coalesces: Bool
     private let reporter: CacheExchangeReporter
@@ -48,6 +53,10 @@ struct CacheCoordinator {
         cache = server.configuration.cache
         strategy = task.cacheStrategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
+        credentials = server.configuration.redaction
+        let limit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
+        exchangeRules = "server \(ObjectIdentifier(server)), limit \(limit.map(String.init) ?? "none"), "
+            + "timeout \(RequestBuilder.timeout(for: task, server: server))"
         heuristic = server.configuration.heuristicFreshness
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
         coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
@@ -87,7 +96,7 @@ struct CacheCoordinator {
         guard method == "GET" || method == "HEAD" else {
             let answer = try await network(request, send)
             if HTTPCacheRules.isUnsafe(method), (200..<400).contains(answer.response.head.statusCode) {
-                await cache.removeResponse(for: url)
+                await cache.removeResponses(for: url, in: cache.partition(of: request, credentials: credentials))
             }
             return answer
         }
@@ -96,15 +105,16 @@ struct CacheCoordinator {
         // RFC 9111 §5.2.1.7: only-if-cached never sends; without a usable stored response it fails.
         if requestControl.onlyIfCached { return try await answerLocally(request) }
 
-        let key = CacheKey.key(for: url, method: HTTPMethod(rawValue: method))
-        let stored = strategy == .skipLocal ? nil : await cache.matchingEntry(forKey: key, request: request)
+        let partition = cache.partition(of: request, credentials: credentials)
+        let key = CacheKey.key(for: url, method: HTTPMethod(rawValue: method), partition: partition)
+        let stored = strategy == .skipLocal ? nil : await cache.matchingEntry(forKey: key, request: request, in: partition)
         if strategy == .localFirst, let stored {
             let now = cache.clock.now()
             switch answerWithoutServer(stored, requestControl, at: now) {
             case .serve(let status):
                 return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: status)
             case .serveWhileRefreshing:
-                refreshInBackground(stored, request: request, url: url, key: key, cache: cache, send: send)
+                refreshInBackground(stored, request: request, url: url, key: key, partition: partition, cache: cache, send: send)
                 return CacheAnswer(request: request, response: replay(stored, url: url, at: now), status: .stale)
             case .askServer:
                 break
@@ -113,10 +123,10 @@ struct CacheCoordinator {
 
         let sending = Self.conditional(request, on: stored)
         guard coalesces, request.httpBody == nil, request.httpBodyStream == nil else {
-            return try await exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send)
+            return try await exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache, send: send)
         }
-        let shared = try await cache.coalescer.run(key: Self.coalescingKey(sending)) {
-            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send)
+        let shared = try await cache.coalescer.run(key: coalescingKey(sending)) {
+            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache, send: send)
         }
         return shared.joined ? shared.answer.with(status: .joined) : shared.answer
     }
@@ -147,8 +157,8 @@ struct CacheCoordinator {
     }
 
     /// One exchange with the server for `request` (sent as `sending`), and what the cache makes of it.
-    private func exchange(_ sending: URLRequest, for request: URLRequest, url: URL, stored: CachedResponse?, key: String, cache: DataCache,
-                          send: Send) async throws -> CacheAnswer {
+    private func exchange(_ sending: URLRequest, for request: URLRequest, url: URL, stored: CachedResponse?, key: String,
+                          partition: CredentialPartition, cache: DataCache, send: Send) async throws -> CacheAnswer {
         let requestControl = HTTPCacheRules.requestControl(request)
         let requestedAt = cache.clock.now()
         let sent: TransportResponse
@@ -171,7 +181,7 @@ struct CacheCoordinator {
                 // The 304 confirms another representation than ours: show it, drop ours, ask without conditions.
                 await reporter.report(sending, .success(sent), status: .network, startedAt: requestedAt, until: receivedAt)
                 await cache.remove(key: stored.key)
-                return try await exchange(request, for: request, url: url, stored: nil, key: key, cache: cache, send: send)
+                return try await exchange(request, for: request, url: url, stored: nil, key: key, partition: partition, cache: cache, send: send)
             }
             let refreshed = stored.replacing(
                 fields: HTTPCacheRules.merge(stored.fields, with: head.fields), requestedAt: requestedAt, receivedAt: receivedAt,
@@ -190,8 +200,8 @@ struct CacheCoordinator {
                 key: key, statusCode: head.statusCode, fields: HTTPCacheRules.storedFields(of: head.fields),
                 body: method == .head ? Data() : sent.data, requestedAt: requestedAt, receivedAt: receivedAt,
                 varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: head.fields["Vary"], request: request),
-                authorizationFingerprint: HTTPCacheRules.authorizationFingerprint(of: request)))
-        } else if head.statusCode < 500, let obsolete = await cache.matchingEntry(forKey: key, request: request) {
+                credentialPartition: partition.tag))
+        } else if head.statusCode < 500, let obsolete = await cache.matchingEntry(forKey: key, request: request, in: partition) {
             // A newer answer that may not be kept makes the stored one obsolete; a server error does not.
             await cache.remove(key: obsolete.key)
         }
@@ -209,12 +219,14 @@ struct CacheCoordinator {
 
     /// RFC 5861 §3: refreshes `stored` with a request of its own, once per key however many
     /// callers ask, echoed and recorded as a `.backgroundRefresh` exchange.
-    private func refreshInBackground(_ stored: CachedResponse, request: URLRequest, url: URL, key: String, cache: DataCache, send: @escaping Send) {
+    private func refreshInBackground(_ stored: CachedResponse, request: URLRequest, url: URL, key: String, partition: CredentialPartition,
+                                     cache: DataCache, send: @escaping Send) {
         let sending = Self.conditional(request, on: stored)
         cache.coalescer.startDetached(key: "refresh " + key) {
             let startedAt = cache.clock.now()
             do {
-                let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, cache: cache, send: send)
+                let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition,
+                                                     cache: cache, send: send)
                 await self.reporter.report(answer.request, .success(answer.received ?? answer.response), status: .backgroundRefresh,
                                            startedAt: startedAt, until: cache.clock.now())
                 return answer
@@ -236,13 +248,16 @@ struct CacheCoordinator {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD" else { throw notCached("only GET and HEAD responses are cached, not \(method)") }
         if let reason = reasonToBypass(request) { throw notCached(reason) }
-        let key = CacheKey.key(for: url, method: HTTPMethod(rawValue: method))
-        guard let newest = await cache.entry(forKey: key) else { throw notCached("nothing is stored for it") }
+        let partition = cache.partition(of: request, credentials: credentials)
+        let key = CacheKey.key(for: url, method: HTTPMethod(rawValue: method), partition: partition)
+        guard let newest = await cache.entry(forKey: key) else {
+            throw notCached(partition.tag == nil ? "nothing is stored for it" : "nothing is stored for it with these credentials")
+        }
         let stored: CachedResponse
-        if let match = await cache.matchingEntry(forKey: key, request: request) {
+        if let match = await cache.matchingEntry(forKey: key, request: request, in: partition) {
             stored = match
         } else {
-            throw notCached(HTTPCacheRules.mismatch(of: newest, with: request) ?? "no stored variant matches it")
+            throw notCached(HTTPCacheRules.mismatch(of: newest, with: request, in: partition) ?? "no stored variant matches it")
         }
         let now = cache.clock.now()
         guard stored.isUsableWithoutServer(at: now) else {
@@ -255,8 +270,8 @@ struct CacheCoordinator {
 
     /// Why a GET or HEAD request is neither read from nor written to the cache, or `nil` when it is.
     private func reasonToBypass(_ request: URLRequest) -> String? {
-        if request.value(forHTTPHeaderField: "Authorization") != nil, !cachesAuthorizedResponses {
-            return "the request carries Authorization and the task's cachesAuthorizedResponses is false"
+        if !cachesAuthorizedResponses, let credential = credentialCarried(by: request) {
+            return "the request carries credentials (\(credential)) and the task's cachesAuthorizedResponses is false"
         }
         if request.value(forHTTPHeaderField: "Range") != nil { return "range requests are not cached" }
         for field in ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
@@ -284,10 +299,19 @@ struct CacheCoordinator {
         return sending
     }
 
-    /// Identical requests share an exchange: same method, URL and header fields (so the same
-    /// cache key, `Authorization` and every value a `Vary` could name).
-    private static func coalescingKey(_ request: URLRequest) -> String {
-        var key = (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
+    /// The name of a credential `request` carries (a header name, or "URL user info"), or `nil`.
+    private func credentialCarried(by request: URLRequest) -> String? {
+        if let name = request.allHTTPHeaderFields?.keys.sorted().first(where: { CredentialPartition.isCredential($0, credentials) }) {
+            return name
+        }
+        return request.url?.user != nil || request.url?.password != nil ? "URL user info" : nil
+    }
+
+    /// Identical requests under the same rules share an exchange: same method, URL (user info
+    /// included) and header fields (so the same cache key, credentials and every value a `Vary`
+    /// could name), and the same server, size limit and timeout, so each caller's own limits hold.
+    private func coalescingKey(_ request: URLRequest) -> String {
+        var key = exchangeRules + "\n" + (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
         for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
             key += "\n" + name.lowercased() + ": " + value
         }

@@ -17,7 +17,7 @@ import Foundation
 ///     32     K  key, UTF-8
 ///   32+K     M  metadata: status u16, requested-at f64, received-at f64,
 ///               header count u32 + (name, value) strings in the order received, repeats kept, vary count u32 + (name, present u8, value) strings,
-///               authorization fingerprint: present u8 + string; a string is u32 length + UTF-8
+///               credential partition tag: present u8 + string; a string is u32 length + UTF-8
 /// 32+K+M     B  body
 /// ```
 enum CacheEntryFormat {
@@ -52,8 +52,8 @@ enum CacheEntryFormat {
             metadata.append(UInt8(varying.value == nil ? 0 : 1))
             metadata.append(string: varying.value ?? "")
         }
-        metadata.append(UInt8(entry.authorizationFingerprint == nil ? 0 : 1))
-        metadata.append(string: entry.authorizationFingerprint ?? "")
+        metadata.append(UInt8(entry.credentialPartition == nil ? 0 : 1))
+        metadata.append(string: entry.credentialPartition ?? "")
 
         let key = Array(entry.key.utf8)
         var file = ByteWriter()
@@ -116,7 +116,7 @@ enum CacheEntryFormat {
         guard let hasFingerprint = metadata.read(UInt8.self), let fingerprint = metadata.string() else { return nil }
         return CachedResponse(key: key, statusCode: Int(status), fields: fields, body: body,
                               requestedAt: Date(timeIntervalSince1970: requestedAt), receivedAt: Date(timeIntervalSince1970: receivedAt),
-                              varyingRequestHeaders: varying, authorizationFingerprint: hasFingerprint == 0 ? nil : fingerprint)
+                              varyingRequestHeaders: varying, credentialPartition: hasFingerprint == 0 ? nil : fingerprint)
     }
 }
 

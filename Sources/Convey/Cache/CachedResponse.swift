@@ -31,8 +31,8 @@ public struct CachedResponse: Sendable {
     /// The request header values named by the response's `Vary`, lowercased names, normalised
     /// values, `nil` for absent.
     var varyingRequestHeaders: [VaryingHeader] { storage.varyingRequestHeaders }
-    /// The SHA-256 of the request's `Authorization` value, when it carried one; never the value itself.
-    var authorizationFingerprint: String? { storage.authorizationFingerprint }
+    /// The tag of the credential partition the response was stored for (`CredentialPartition`), `nil` for the anonymous one; never a credential itself.
+    var credentialPartition: String? { storage.credentialPartition }
     /// The `ETag` validator, when the server sent one.
     public var eTag: String? { storage.eTag }
     /// The `Last-Modified` validator, when the server sent one.
@@ -68,13 +68,13 @@ public struct CachedResponse: Sendable {
     /// Creates an entry from ordered header fields (repeats kept), for seeding a cache by hand or in tests.
     public init(url: URL, statusCode: Int = 200, fields: HeaderFields, body: Data, receivedAt: Date = Date()) {
         self.init(key: CacheKey.key(for: url, method: .get), statusCode: statusCode, fields: fields, body: body,
-                  requestedAt: receivedAt, receivedAt: receivedAt, varyingRequestHeaders: [], authorizationFingerprint: nil)
+                  requestedAt: receivedAt, receivedAt: receivedAt, varyingRequestHeaders: [], credentialPartition: nil)
     }
 
     init(key: String, statusCode: Int, fields: HeaderFields, body: Data, requestedAt: Date, receivedAt: Date,
-         varyingRequestHeaders: [VaryingHeader], authorizationFingerprint: String?) {
+         varyingRequestHeaders: [VaryingHeader], credentialPartition: String?) {
         storage = Storage(key: key, statusCode: statusCode, fields: fields, body: body, requestedAt: requestedAt, receivedAt: receivedAt,
-                          varyingRequestHeaders: varyingRequestHeaders, authorizationFingerprint: authorizationFingerprint)
+                          varyingRequestHeaders: varyingRequestHeaders, credentialPartition: credentialPartition)
     }
 
     private final class Storage: Sendable {
@@ -85,7 +85,7 @@ public struct CachedResponse: Sendable {
         let requestedAt: Date
         let receivedAt: Date
         let varyingRequestHeaders: [VaryingHeader]
-        let authorizationFingerprint: String?
+        let credentialPartition: String?
         let eTag: String?
         let lastModified: String?
         /// The explicit lifetime (`max-age`, `Expires`), or `nil` without one.
@@ -96,7 +96,7 @@ public struct CachedResponse: Sendable {
         let initialAge: TimeInterval
 
         init(key: String, statusCode: Int, fields: HeaderFields, body: Data, requestedAt: Date, receivedAt: Date,
-             varyingRequestHeaders: [VaryingHeader], authorizationFingerprint: String?) {
+             varyingRequestHeaders: [VaryingHeader], credentialPartition: String?) {
             self.key = key
             self.statusCode = statusCode
             self.fields = fields
@@ -104,7 +104,7 @@ public struct CachedResponse: Sendable {
             self.requestedAt = requestedAt
             self.receivedAt = receivedAt
             self.varyingRequestHeaders = varyingRequestHeaders
-            self.authorizationFingerprint = authorizationFingerprint
+            self.credentialPartition = credentialPartition
 
             eTag = fields.first(named: "ETag")
             lastModified = fields.first(named: "Last-Modified")
@@ -197,7 +197,7 @@ public struct CachedResponse: Sendable {
         CachedResponse(key: newKey ?? key, statusCode: statusCode, fields: newFields ?? fields, body: body,
                        requestedAt: requestedAt ?? self.requestedAt, receivedAt: receivedAt ?? self.receivedAt,
                        varyingRequestHeaders: varyingRequestHeaders ?? self.varyingRequestHeaders,
-                       authorizationFingerprint: authorizationFingerprint)
+                       credentialPartition: credentialPartition)
     }
 
     /// The stored fields as they are replayed: `Age` set to the current age (RFC 9111 §5.1).

@@ -21,6 +21,9 @@ import FoundationNetworking
 ///   truncated or colliding file is never served: it is dropped and the response fetched again.
 /// - `Vary`: up to `maximumVariantsPerURL` variants per URL, least recently used out.
 /// - Time: every freshness judgement reads `clock`, so tests can move time instead of waiting.
+/// - Users stay apart: a response stored for a request with credentials (`Authorization`,
+///   `Cookie`, API keys, URL user info: see `CredentialPartition`) answers only requests with the
+///   same credentials, and never a request without them; credentials are kept only as keyed hashes.
 public actor DataCache {
     /// How many `Vary` variants of one URL are kept; the least recently used goes first.
     public static let maximumVariantsPerURL = 4
@@ -42,6 +45,8 @@ public actor DataCache {
 
     /// Shares identical GET and HEAD exchanges in flight among the tasks using this cache.
     nonisolated let coalescer = RequestCoalescer()
+    /// The secret that names credential partitions: per instance in memory, in the folder on disk.
+    nonisolated let partitionKey: [UInt8]
 
     private var memory: MemoryTier
     private nonisolated let disk: DiskTier?
@@ -50,6 +55,12 @@ public actor DataCache {
     /// Per key, the keys of its older `Vary` variants, most recently used first (this process only;
     /// after a restart variants are found through the request values instead).
     private var variantKeys: [String: [String]] = [:]
+    /// Per anonymous key, the credential partitions stored for it in this process (up to
+    /// `maximumRememberedPartitions`), so that removing a URL's responses reaches every user's.
+    private var partitionedKeys: [String: Set<String>] = [:]
+    /// How many partitions of one URL are remembered for removal: a bound on memory in a backend
+    /// serving many users. Past it, older users' entries of that URL wait for their own expiry.
+    static let maximumRememberedPartitions = 1000
 
     /// A memory-only cache: nothing survives the process.
     public init(memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock = .system) {
@@ -57,6 +68,7 @@ public actor DataCache {
         self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
         disk = nil
+        partitionKey = CachePartitionKey.random()
     }
 
     /// A cache backed by `folder`, created if needed. Several processes may share the folder.
@@ -68,6 +80,7 @@ public actor DataCache {
         self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
         disk = try DiskTier(folder: folder, sizeLimit: diskSizeLimit, clock: clock)
+        partitionKey = try CachePartitionKey.stored(in: folder)
     }
 
     /// Reads and clears the validators (`ETag`, `Last-Modified`) of stored responses.
@@ -75,7 +88,8 @@ public actor DataCache {
 
     // MARK: Reading and writing
 
-    /// The stored response for a `method` request to `url`, whatever its age and `Vary`, or `nil`.
+    /// The stored response for a `method` request without credentials to `url`, whatever its age
+    /// and `Vary`, or `nil`.
     public nonisolated func response(for url: URL, method: HTTPMethod = .get) async -> CachedResponse? {
         await entry(forKey: CacheKey.key(for: url, method: method))
     }
@@ -93,15 +107,35 @@ public actor DataCache {
         await disk?.perform {}
     }
 
-    /// Removes the stored responses (GET and HEAD, every `Vary` variant) for `url`.
+    /// Removes the stored responses (GET and HEAD, every `Vary` variant) for `url`: those without
+    /// credentials and those of every set of credentials stored in this process.
     public nonisolated func removeResponse(for url: URL) async {
-        for method in [HTTPMethod.get, .head] { await removeWithVariants(key: CacheKey.key(for: url, method: method)) }
+        await removeResponses(for: url, in: .anonymous)
+    }
+
+    /// Removes the stored responses for `url` without credentials, in `partition`, and in every
+    /// partition stored for it in this process (another process's partitions are out of its reach).
+    nonisolated func removeResponses(for url: URL, in partition: CredentialPartition) async {
+        for method in [HTTPMethod.get, .head] {
+            let anonymous = CacheKey.key(for: url, method: method)
+            var keys = await forgetPartitions(of: anonymous)
+            keys.insert(anonymous)
+            keys.insert(CacheKey.key(for: url, method: method, partition: partition))
+            for key in keys { await removeWithVariants(key: key) }
+        }
+    }
+
+    /// The credential partition `request` belongs to, with `credentials` naming credential headers
+    /// beyond the standard ones.
+    nonisolated func partition(of request: URLRequest, credentials: Redaction) -> CredentialPartition {
+        CredentialPartition(of: request, credentials: credentials, key: partitionKey)
     }
 
     /// Removes every stored response, in memory and on disk.
     public nonisolated func removeAll() async {
         await clearMemory()
         await forgetVariants(of: nil)
+        await forgetAllPartitions()
         guard let disk else { return }
         await disk.perform { disk.removeAll() }
     }
@@ -144,18 +178,19 @@ public actor DataCache {
         disk.enqueue { disk.write(response) }
     }
 
-    /// The stored response for `key` that answers `request`: the newest variant when it matches,
-    /// else the variant stored for the request's `Vary` values (RFC 9111 §4.1), or `nil`.
-    nonisolated func matchingEntry(forKey key: String, request: URLRequest) async -> CachedResponse? {
+    /// The stored response for `key` that answers `request` in `partition`: the newest variant
+    /// when it matches, else the variant stored for the request's `Vary` values (RFC 9111 §4.1), or `nil`.
+    nonisolated func matchingEntry(forKey key: String, request: URLRequest, in partition: CredentialPartition) async -> CachedResponse? {
         let primary = await entry(forKey: key)
-        if let primary, HTTPCacheRules.mismatch(of: primary, with: request) == nil { return primary }
+        if let primary, HTTPCacheRules.mismatch(of: primary, with: request, in: partition) == nil { return primary }
         var candidates = await variantKeys(of: key)
-        if let primary, !primary.varyingRequestHeaders.isEmpty, HTTPCacheRules.hasSameCredentials(primary, request) {
+        if let primary, !primary.varyingRequestHeaders.isEmpty, HTTPCacheRules.isStored(primary, for: partition) {
             let computed = CacheKey.variantKey(key, HTTPCacheRules.requestVariant(of: primary, for: request))
             if !candidates.contains(computed) { candidates.append(computed) }
         }
         for candidate in candidates {
-            guard let variant = await entry(forKey: candidate), HTTPCacheRules.mismatch(of: variant, with: request) == nil else { continue }
+            guard let variant = await entry(forKey: candidate), HTTPCacheRules.mismatch(of: variant, with: request, in: partition) == nil
+            else { continue }
             await noteVariantUse(candidate, of: key)
             return variant
         }
@@ -167,6 +202,7 @@ public actor DataCache {
     /// `maximumVariantsPerURL` the least recently used variant is removed.
     nonisolated func storeVariantInBackground(_ response: CachedResponse) async {
         let key = Self.baseKey(of: response.key)
+        await notePartition(of: key)
         let newest = response.key == key ? response : response.replacing(key: key)
         guard !newest.varyingRequestHeaders.isEmpty else {
             await removeVariants(of: key)
@@ -203,6 +239,21 @@ public actor DataCache {
     }
 
     private func variantKeys(of key: String) -> [String] { variantKeys[key] ?? [] }
+
+    /// Remembers a partitioned `key` under its anonymous key, for `removeResponses(for:in:)`.
+    private func notePartition(of key: String) {
+        guard let separator = key.firstIndex(of: CacheKey.partitionSeparator) else { return }
+        let anonymous = String(key[..<separator])
+        guard partitionedKeys[anonymous, default: []].count < Self.maximumRememberedPartitions else { return }
+        partitionedKeys[anonymous, default: []].insert(key)
+    }
+
+    /// Forgets the partitions remembered for the anonymous `key` and returns their keys.
+    private func forgetPartitions(of key: String) -> Set<String> {
+        partitionedKeys.removeValue(forKey: key) ?? []
+    }
+
+    private func forgetAllPartitions() { partitionedKeys.removeAll() }
 
     /// Marks `variant` the most recently used variant of `key`.
     private func noteVariantUse(_ variant: String, of key: String) {

@@ -18,6 +18,11 @@ enum HTTPCacheRules {
     /// Header fields never stored or replayed: they describe one connection, not the resource (RFC 9111 §3.1).
     private static let connectionHeaders: Set<String> = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade"]
 
+    /// Header fields never stored or replayed because they hand a credential to whoever receives
+    /// them: a replayed `Set-Cookie` would give every later caller in the partition (all anonymous
+    /// callers, in a backend) the session of the first.
+    private static let credentialSettingHeaders: Set<String> = ["set-cookie", "set-cookie2"]
+
     /// Header fields a 304 never replaces (RFC 9111 §3.2): they describe the stored body.
     private static let bodyHeaders: Set<String> = ["content-length", "content-encoding", "content-range"]
 
@@ -73,13 +78,14 @@ enum HTTPCacheRules {
     }
 
     /// Why a stored response does not answer `request`, or `nil` when it does: every header its
-    /// `Vary` named must have the same normalised value, and the request must carry the same `Authorization`.
-    static func mismatch(of entry: CachedResponse, with request: URLRequest) -> String? {
+    /// `Vary` named must have the same normalised value, and the request must be in the partition
+    /// the response was stored for (its key already says so; this checks the entry itself).
+    static func mismatch(of entry: CachedResponse, with request: URLRequest, in partition: CredentialPartition) -> String? {
         for varying in entry.varyingRequestHeaders
         where request.value(forHTTPHeaderField: varying.name).map({ normalisedVaryValue($0, name: varying.name) }) != varying.value {
             return "the stored response varies on \(varying.name) and this request's value differs"
         }
-        if authorizationFingerprint(of: request) != entry.authorizationFingerprint {
+        if partition.tag != entry.credentialPartition {
             return "the stored response belongs to other credentials"
         }
         return nil
@@ -93,14 +99,9 @@ enum HTTPCacheRules {
         }
     }
 
-    /// Whether `request` carries the credentials `entry` was stored for, so another `Vary` variant may answer it.
-    static func hasSameCredentials(_ entry: CachedResponse, _ request: URLRequest) -> Bool {
-        authorizationFingerprint(of: request) == entry.authorizationFingerprint
-    }
-
-    /// The SHA-256 of the request's `Authorization` value, or `nil` without one.
-    static func authorizationFingerprint(of request: URLRequest) -> String? {
-        request.value(forHTTPHeaderField: "Authorization").map(SHA256.hexDigest)
+    /// Whether `entry` was stored for `partition`, so another `Vary` variant of it may answer.
+    static func isStored(_ entry: CachedResponse, for partition: CredentialPartition) -> Bool {
+        entry.credentialPartition == partition.tag
     }
 
     /// The fields that name one connection: the fixed hop-by-hop set and every field `Connection`
@@ -114,9 +115,10 @@ enum HTTPCacheRules {
     }
 
     /// The header fields of a response as they are stored, in order: without connection-level
-    /// fields (§3.1) and without the fields a qualified `no-cache` names (§5.2.2.4).
+    /// fields (§3.1), without the fields a qualified `no-cache` names (§5.2.2.4), and without
+    /// `Set-Cookie`.
     static func storedFields(of fields: HeaderFields) -> HeaderFields {
-        var dropped = connectionFields(in: fields)
+        var dropped = connectionFields(in: fields).union(credentialSettingHeaders)
         dropped.formUnion(CacheControl(fields["Cache-Control"]).noCacheFields)
         return HeaderFields(fields.filter { !dropped.contains($0.name.lowercased()) })
     }

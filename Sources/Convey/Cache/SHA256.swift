@@ -1,7 +1,8 @@
 /// SHA-256 (FIPS 180-4), written out because CryptoKit does not exist on Linux.
 ///
 /// The cache names its files after the SHA-256 of their key, so names are spread evenly and
-/// never reveal a URL; it also fingerprints `Authorization` values so no credential is stored.
+/// never reveal a URL; its HMAC (`authenticationCode`) names credential partitions, so no
+/// credential is stored and none can be guessed from a stored name without the cache's key.
 enum SHA256 {
     /// The 32-byte digest of `bytes`.
     static func digest(_ bytes: some Sequence<UInt8>) -> [UInt8] {
@@ -28,10 +29,22 @@ enum SHA256 {
 
     /// The digest of a string's UTF-8 bytes as 64 lowercase hex digits.
     static func hexDigest(_ text: String) -> String {
+        hex(digest(text.utf8))
+    }
+
+    /// HMAC-SHA-256 (RFC 2104) of `message` under `key`, as 64 lowercase hex digits.
+    static func authenticationCode(key: [UInt8], message: some Sequence<UInt8>) -> String {
+        var block = key.count > 64 ? digest(key) : key
+        block += [UInt8](repeating: 0, count: 64 - block.count)
+        let inner = digest(block.map { $0 ^ 0x36 } + Array(message))
+        return hex(digest(block.map { $0 ^ 0x5c } + inner))
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in digest(text.utf8) {
+        hex.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
             hex.append(digits[Int(byte >> 4)])
             hex.append(digits[Int(byte & 0x0F)])
         }

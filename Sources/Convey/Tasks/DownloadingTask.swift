@@ -63,8 +63,9 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     var retryPolicy: RetryPolicy? { get }
     /// How the task uses the server's cache. Default: the server's `defaultCacheStrategy`. See `CacheStrategy`.
     var cacheStrategy: CacheStrategy { get }
-    /// Whether responses to requests carrying `Authorization` may be stored and reused (only for
-    /// requests with the same `Authorization`). Default: `false`, such requests bypass the cache.
+    /// Whether responses to requests carrying credentials (`Authorization`, `Cookie`, API keys, URL
+    /// user info: see Docs/caching.md) may be stored and reused. They answer only requests with the
+    /// same credentials. Default: `true`; `false` makes such requests bypass the cache.
     var cachesAuthorizedResponses: Bool { get }
 
     /// What to echo for this task. Default: the server's `defaultEchoStyle` (`.recorded`).
@@ -106,7 +107,7 @@ extension DownloadingTask {
     public var sessionTag: String? { nil }
     public var retryPolicy: RetryPolicy? { server.configuration.retryPolicy }
     public var cacheStrategy: CacheStrategy { server.configuration.defaultCacheStrategy }
-    public var cachesAuthorizedResponses: Bool { false }
+    public var cachesAuthorizedResponses: Bool { true }
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
     public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }

@@ -9,7 +9,7 @@ struct CacheEntryFormatTests {
         body: Data((0..<300).map { UInt8($0 % 256) }), requestedAt: Date(timeIntervalSince1970: 1_700_000_000.25),
         receivedAt: Date(timeIntervalSince1970: 1_700_000_001.5),
         varyingRequestHeaders: [.init(name: "accept", value: "application/json"), .init(name: "x-absent", value: nil)],
-        authorizationFingerprint: SHA256.hexDigest("Bearer x"))
+        credentialPartition: SHA256.hexDigest("Bearer x"))
 
     @Test func anEntryRoundTripsThroughItsBytes() throws {
         let bytes = CacheEntryFormat.encode(sample)
@@ -24,7 +24,7 @@ struct CacheEntryFormatTests {
         #expect(decoded.requestedAt == sample.requestedAt)
         #expect(decoded.receivedAt == sample.receivedAt)
         #expect(decoded.varyingRequestHeaders == sample.varyingRequestHeaders)
-        #expect(decoded.authorizationFingerprint == sample.authorizationFingerprint)
+        #expect(decoded.credentialPartition == sample.credentialPartition)
         #expect(decoded.eTag == "\"v1\"")
         #expect(decoded.freshnessLifetime == 60)
     }

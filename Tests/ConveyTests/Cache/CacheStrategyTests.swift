@@ -272,26 +272,27 @@ struct CacheStrategyTests {
         #expect(origin.count == 2)
     }
 
-    @Test func requestsWithAuthorizationBypassTheCacheUnlessTheTaskOptsIn() async throws {
+    @Test func requestsWithCredentialsBypassTheCacheWhenTheTaskOptsOut() async throws {
         let origin = StubOrigin { request, number in
             (200, ["Cache-Control": "max-age=600"], "\(request.value(forHTTPHeaderField: "Authorization") ?? "-") \(number)")
         }
         let cache = DataCache()
         let server = try cachingStubServer(origin, cache: cache)
         let alice: Headers = ["Authorization": "Bearer alice"]
-        _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice).download()
-        _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice).download()
+        _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice, cachesAuthorizedResponses: false).download()
+        let bypassed = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice, cachesAuthorizedResponses: false).download()
         #expect(origin.count == 2)
+        #expect(bypassed.cacheStatus == .network)
         #expect(await cache.response(for: try testURL("https://stub.example/me")) == nil)
 
-        _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice, cachesAuthorizedResponses: true).download()
-        let aliceAgain = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice, cachesAuthorizedResponses: true).download()
+        _ = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice).download()
+        let aliceAgain = try await CacheProbeTask(server: server, path: "me", requestHeaders: alice).download()
         #expect(aliceAgain.cacheStatus == .hit)
         #expect(aliceAgain.stringResult == "Bearer alice 3")
-        let bob = try await CacheProbeTask(server: server, path: "me", requestHeaders: ["Authorization": "Bearer bob"],
-                                           cachesAuthorizedResponses: true).download()
+        let bob = try await CacheProbeTask(server: server, path: "me", requestHeaders: ["Authorization": "Bearer bob"]).download()
         #expect(bob.cacheStatus == .network)
         #expect(bob.stringResult == "Bearer bob 4")
+        #expect(await cache.response(for: try testURL("https://stub.example/me")) == nil, "no anonymous entry was stored")
     }
 
     @Test func varyKeepsAResponseForTheHeaderValuesItWasFetchedWith() async throws {

@@ -25,7 +25,7 @@ struct CacheProbeTask: ServerTask {
     /// `nil` leaves the server's `defaultCacheStrategy` in charge.
     var strategy: CacheStrategy?
     var requestHeaders: Headers = []
-    var cachesAuthorizedResponses = false
+    var cachesAuthorizedResponses = true
     var method: HTTPMethod = .get
     var queryParameters: [String: String]?
     var events: EventLog?

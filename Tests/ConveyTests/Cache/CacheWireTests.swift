@@ -314,4 +314,19 @@ struct CacheWireTests {
         let refreshed = try #require(await cache.response(for: url))
         #expect(refreshed.receivedAt == clock.now)
     }
+
+    @Test func httpbinUsersWithCookiesOrAPIKeysNeverGetEachOthersResponse() async throws {
+        for header in ["Cookie", "X-API-Key"] {
+            let server = try httpbin(cache: DataCache())
+            let alice = try await CacheProbeTask(server: server, path: "cache/600", requestHeaders: [header: "alice"]).download()
+            let bob = try await CacheProbeTask(server: server, path: "cache/600", requestHeaders: [header: "bob"]).download()
+            #expect(alice.cacheStatus == .network)
+            #expect(bob.cacheStatus == .network, "\(header)")
+            #expect(bob.stringResult?.contains("bob") == true, "\(header): \(bob.stringResult ?? "")")
+            #expect(bob.stringResult?.contains("alice") == false, "\(header)")
+            let aliceAgain = try await CacheProbeTask(server: server, path: "cache/600", requestHeaders: [header: "alice"]).download()
+            #expect(aliceAgain.cacheStatus == .hit)
+            #expect(aliceAgain.stringResult == alice.stringResult)
+        }
+    }
 }

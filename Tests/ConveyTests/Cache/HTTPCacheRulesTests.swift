@@ -113,26 +113,34 @@ struct HTTPCacheRulesTests {
         let varying = HTTPCacheRules.varyingHeaders(vary: "Accept-Language, X-Missing", request: english)
         #expect(varying == [.init(name: "accept-language", value: "en"), .init(name: "x-missing", value: nil)])
         let stored = entry(headers: [:], varying: varying)
-        #expect(HTTPCacheRules.mismatch(of: stored, with: english) == nil)
+        #expect(HTTPCacheRules.mismatch(of: stored, with: english, in: .anonymous) == nil)
         var french = english
         french.setValue("fr", forHTTPHeaderField: "Accept-Language")
-        #expect(HTTPCacheRules.mismatch(of: stored, with: french) == "the stored response varies on accept-language and this request's value differs")
+        #expect(HTTPCacheRules.mismatch(of: stored, with: french, in: .anonymous) == "the stored response varies on accept-language and this request's value differs")
         var extra = english
         extra.setValue("1", forHTTPHeaderField: "X-Missing")
-        #expect(HTTPCacheRules.mismatch(of: stored, with: extra) != nil)
+        #expect(HTTPCacheRules.mismatch(of: stored, with: extra, in: .anonymous) != nil)
     }
 
-    @Test func aStoredAuthorizedResponseMatchesOnlyTheSameCredentials() {
+    @Test func aStoredResponseWithCredentialsMatchesOnlyItsOwnPartition() {
+        let key = CachePartitionKey.random()
         var alice = URLRequest(url: url)
         alice.setValue("Bearer alice", forHTTPHeaderField: "Authorization")
+        let alicePartition = CredentialPartition(of: alice, credentials: .standard, key: key)
         let stored = CachedResponse(key: url.absoluteString, statusCode: 200, fields: [:], body: Data(), requestedAt: Date(), receivedAt: Date(),
-                                    varyingRequestHeaders: [], authorizationFingerprint: HTTPCacheRules.authorizationFingerprint(of: alice))
-        #expect(stored.authorizationFingerprint == SHA256.hexDigest("Bearer alice"))
-        #expect(HTTPCacheRules.mismatch(of: stored, with: alice) == nil)
+                                    varyingRequestHeaders: [], credentialPartition: alicePartition.tag)
+        #expect(HTTPCacheRules.mismatch(of: stored, with: alice, in: alicePartition) == nil)
         var bob = alice
         bob.setValue("Bearer bob", forHTTPHeaderField: "Authorization")
-        #expect(HTTPCacheRules.mismatch(of: stored, with: bob) != nil)
-        #expect(HTTPCacheRules.mismatch(of: stored, with: URLRequest(url: url)) != nil)
+        #expect(HTTPCacheRules.mismatch(of: stored, with: bob, in: CredentialPartition(of: bob, credentials: .standard, key: key))
+                == "the stored response belongs to other credentials")
+        #expect(HTTPCacheRules.mismatch(of: stored, with: URLRequest(url: url), in: .anonymous) == "the stored response belongs to other credentials")
+    }
+
+    @Test func setCookieIsNeverStored() {
+        let stored = HTTPCacheRules.storedFields(of: ["Set-Cookie": "session=alice", "Cache-Control": "max-age=60", "X-Kept": "1"])
+        #expect(!stored.contains(named: "Set-Cookie"))
+        #expect(stored["X-Kept"] == "1")
     }
 
     @Test func a304UpdatesHeadersButNeverTheBodyDescription() {
@@ -163,6 +171,6 @@ struct HTTPCacheRulesTests {
     private func entry(headers: [String: String], requestedAt: Date? = nil, receivedAt: Date = Date(),
                        varying: [CachedResponse.VaryingHeader] = []) -> CachedResponse {
         CachedResponse(key: url.absoluteString, statusCode: 200, fields: HeaderFields(headers), body: Data("body".utf8),
-                       requestedAt: requestedAt ?? receivedAt, receivedAt: receivedAt, varyingRequestHeaders: varying, authorizationFingerprint: nil)
+                       requestedAt: requestedAt ?? receivedAt, receivedAt: receivedAt, varyingRequestHeaders: varying, credentialPartition: nil)
     }
 }

@@ -6,7 +6,7 @@ import Testing
 struct MemoryTierTests {
     private func entry(_ key: String, bytes: Int = 1000) -> CachedResponse {
         CachedResponse(key: key, statusCode: 200, fields: [:], body: Data(count: bytes), requestedAt: Date(), receivedAt: Date(),
-                       varyingRequestHeaders: [], authorizationFingerprint: nil)
+                       varyingRequestHeaders: [], credentialPartition: nil)
     }
 
     @Test func theLeastRecentlyUsedEntryLeavesFirstWhenTheCostLimitIsPassed() {

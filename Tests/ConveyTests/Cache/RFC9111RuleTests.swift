@@ -19,7 +19,7 @@ struct RFC9111RuleTests {
     private func entry(_ fields: HeaderFields, status: Int = 200, receivedAt: Date? = nil) -> CachedResponse {
         let received = receivedAt ?? now
         return CachedResponse(key: url.absoluteString, statusCode: status, fields: fields, body: Data("body".utf8),
-                              requestedAt: received, receivedAt: received, varyingRequestHeaders: [], authorizationFingerprint: nil)
+                              requestedAt: received, receivedAt: received, varyingRequestHeaders: [], credentialPartition: nil)
     }
 
     private func head(_ status: Int = 200, _ fields: HeaderFields) -> ResponseHead {
@@ -196,10 +196,10 @@ struct RFC9111RuleTests {
         let cached = CachedResponse(key: url.absoluteString, statusCode: 200, fields: ["Vary": "Accept-Language"], body: Data(),
                                     requestedAt: now, receivedAt: now,
                                     varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: "Accept-Language", request: stored),
-                                    authorizationFingerprint: nil)
+                                    credentialPartition: nil)
         var reordered = URLRequest(url: url)
         reordered.setValue("FR,en", forHTTPHeaderField: "Accept-Language")
-        #expect(HTTPCacheRules.mismatch(of: cached, with: reordered) == nil)
+        #expect(HTTPCacheRules.mismatch(of: cached, with: reordered, in: .anonymous) == nil)
     }
 
     // MARK: §3.2 304 updates

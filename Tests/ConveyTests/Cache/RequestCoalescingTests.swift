@@ -168,4 +168,27 @@ struct RequestCoalescingTests {
         for task in heads + gets { _ = try await task.value }
         #expect(origin.count == 2)
     }
+
+    @Test func eachCallersSizeLimitHoldsBecauseDifferentLimitsNeverJoin() async throws {
+        let origin = StubOrigin { _, _ in (200, ["Cache-Control": "no-store"], String(repeating: "x", count: 200_000)) }
+        let (server, cache) = try server(origin)
+        var small = TaskConfiguration()
+        small.maximumResponseSize = 1_000
+        var large = TaskConfiguration()
+        large.maximumResponseSize = 100 << 20
+        let smallRuns = startGets(2, server: server, configuration: small)
+        let largeRuns = startGets(2, server: server, configuration: large)
+        try await waitUntil("4 callers wait") { cache.coalescer.waitingCount == 4 }
+        gate.open()
+        for run in smallRuns {
+            await #expect {
+                _ = try await run.value
+            } throws: { error in
+                guard case .responseTooLarge(let failure) = error as? ConveyError else { return false }
+                return failure.limit == 1_000
+            }
+        }
+        for run in largeRuns { #expect(try await run.value.data.count == 200_000) }
+        #expect(origin.count == 2)
+    }
 }
