@@ -127,7 +127,12 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// Whether the process was launched with the `-fail-all-requests` argument.
-    public static let launchedWithFailAllRequests = ProcessInfo.processInfo.arguments.contains("-fail-all-requests")
+    public static let launchedWithFailAllRequests = failsAllRequests(launchArguments: ProcessInfo.processInfo.arguments)
+
+    /// Whether these launch arguments ask for every request to fail: one of them is exactly `-fail-all-requests`.
+    static func failsAllRequests(launchArguments: [String]) -> Bool {
+        launchArguments.dropFirst().contains("-fail-all-requests")
+    }
 
     /// The `User-Agent` used when `userAgent` is `nil`: the app's name and version, then Convey's.
     public static let standardUserAgent: String = {

@@ -31,7 +31,6 @@ struct ResponseHookTests {
         #expect(!ResponseHook.typesWithDefaultHook.contains(ObjectIdentifier(Plain.self)))
         try await Plain(server: server).send()
         #expect(ResponseHook.typesWithDefaultHook.contains(ObjectIdentifier(Plain.self)))
-        try await Plain(server: server).send()
     }
 
     @Test func aTaskWithItsOwnHookGetsTheResponseOnEveryRun() async throws {

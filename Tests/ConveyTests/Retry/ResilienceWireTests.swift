@@ -22,17 +22,14 @@ private struct WireTask: ServerTask {
 @Suite("Resilience on the wire", .wire)
 @ConveyActor
 struct ResilienceWireTests {
-    // Where the outcome alone proves the rule, only the outcome is asserted: a busy machine
-    // stretches every duration. Where the rule is that a transfer stops early, the bound stays
-    // well short of the 30 s transfer.
+    // Only outcomes are asserted, never durations: a busy machine stretches every duration. A
+    // transfer that was not stopped would end in another outcome (a 30 s drip completes with 200).
     @Test func serverDrippingBytesIsEndedByTheTotalTimeout() async throws {
-        let clock = ContinuousClock.now
         let task = WireTask(server: try httpbinServer(), path: "drip?duration=30&numbytes=30&delay=0",
                             configuration: .init(timeout: .seconds(5), totalTimeout: .milliseconds(1500)))
         let error = await #expect(throws: ConveyError.self) { try await task.download() }
         guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
         #expect(failure.kind == .total)
-        #expect(clock.duration(to: .now) < .seconds(20), "the drip lasts 30 s")
     }
 
     @Test func serverThatNeverAnswersIsEndedByTheAttemptTimeout() async throws {
@@ -57,10 +54,8 @@ struct ResilienceWireTests {
         let tagged = Task { try await WireTask(server: server, path: "drip?duration=30&numbytes=30&delay=0", sessionTag: tag).download() }
         let untagged = Task { try await WireTask(server: server, path: "delay/1").download() }
         try await waitForSessions(count: 1) { $0.tag == tag }
-        let clock = ContinuousClock.now
         #expect(ConveySession.cancel(sessionWithTag: tag) == 1)
-        #expect(await tagged.result.failure?.isCancellation == true)
-        #expect(clock.duration(to: .now) < .seconds(20), "the tagged transfer lasts 30 s")
+        #expect(await tagged.result.failure?.isCancellation == true, "the tagged transfer lasts 30 s unless cancelled")
         #expect(try await untagged.value.statusCode == 200)
     }
 

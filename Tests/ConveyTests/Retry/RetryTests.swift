@@ -141,21 +141,20 @@ struct RetryTests {
         #expect(log.events.last == "didFail")
     }
 
-    @Test func totalTimeoutCoversEveryAttemptAndWait() async throws {
+    @Test func totalTimeoutEndsTheRetriesBeforeAWaitThatWouldOverrunIt() async throws {
+        let clock = ManualRunClock()
         let script = ScriptedTransport([.status(503)])
         var task = RetryingTask(server: try server(script), log: log)
+        task.server.configuration.runClock = clock
+        task.server.configuration.retryWaiter = ClockAdvancingWaiter(clock: clock)
         task.retryPolicy = RetryPolicy(maxAttempts: 1000, baseDelay: .milliseconds(100), maxDelay: .milliseconds(100), jitter: 0)
         task.configuration = TaskConfiguration(totalTimeout: .milliseconds(700))
         let result = await Task { try await task.download() }.result
-        // The run ends either before a wait that would overrun (with the last 503) or, when the
-        // deadline falls inside an attempt, with the total timeout.
-        let error = try #require(result.failure)
-        let endedByTotal = if case ConveyError.timedOut(let failure) = error { failure.kind == .total } else { false }
-        #expect((error as? HTTPError)?.statusCode == 503 || endedByTotal)
-        #expect(script.requestCount <= 8, "the total timeout ended the retries long before 1,000 attempts")
-        // On a loaded machine the deadline can pass before the first exchange reaches the
-        // transport; then nothing was sent and the total timeout is the error.
-        #expect(script.requestCount > 0 || endedByTotal)
+        // Attempts at 0, 100, … 600 ms; a wait from 600 ms would end at the deadline, so the run
+        // ends there with the last 503 instead of waiting for the timeout.
+        #expect((result.failure as? HTTPError)?.statusCode == 503)
+        #expect(script.requestCount == 7)
+        #expect(log.events.last == "didFail")
     }
 
     @Test func failAllRequestsSendsNothing() async throws {
@@ -168,7 +167,16 @@ struct RetryTests {
         #expect(error?.displayMessage == "Network requests are disabled for debugging.")
     }
 
-    @Test func launchArgumentSetsTheDefault() {
-        #expect(ServerConfiguration().failsAllRequests == CommandLine.arguments.contains("-fail-all-requests"))
+    @Test func onlyTheExactLaunchArgumentFailsAllRequests() {
+        #expect(ServerConfiguration.failsAllRequests(launchArguments: ["app", "-fail-all-requests"]))
+        #expect(!ServerConfiguration.failsAllRequests(launchArguments: ["app"]))
+        #expect(!ServerConfiguration.failsAllRequests(launchArguments: ["app", "--fail-all-requests", "-fail-all-requests=1"]))
+        #expect(!ServerConfiguration.failsAllRequests(launchArguments: ["-fail-all-requests"]), "the executable's own name is no argument")
     }
+}
+
+/// Retry waits that move a manual clock instead of sleeping, so deadline rules meet waits exactly.
+private struct ClockAdvancingWaiter: RetryWaiting {
+    let clock: ManualRunClock
+    func wait(_ duration: Duration) async throws { clock.advance(by: duration) }
 }

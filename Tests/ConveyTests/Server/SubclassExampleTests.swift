@@ -77,13 +77,6 @@ extension DefaultServerSuites {
             #expect(ConveyServer.default !== minimal)
         }
 
-        @Test func serversAreConveyServerable() {
-            let server: any ConveyServerable = MinimalServer()
-            server.remote = .staging
-            #expect(server.name == "MinimalServer (staging)")
-            #expect(server.configuration.followsRedirects)
-        }
-
         @Test(.wire) func theSharedServerIsTheDefaultAndItsRemoteSwitchesAtRunTime() async throws {
             #expect(AppServer.shared.remote == .production)
             #expect(ConveyServer.default === AppServer.shared)

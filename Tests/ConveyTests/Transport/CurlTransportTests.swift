@@ -29,21 +29,19 @@ struct CurlTransportTests {
 
     @Test func totalTimeoutHoldsWhileDataKeepsFlowing() async throws {
         let transport = CurlTransport(configuration: .init(totalTimeout: .milliseconds(600)))
-        let started = ContinuousClock.now
-        let error = await #expect(throws: URLError.self) {
+        let error = await #expect(throws: URLError.self, "the drip lasts 20 s and would end with a 200") {
             _ = try await transport.send(try TestServers.httpbin("/drip?duration=20&numbytes=200&delay=0"), timeout: .seconds(2))
         }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .seconds(10), "the drip lasts 20 s")
     }
 
-    @Test func connectTimeoutIsItsOwn() async throws {
+    /// The server never accepts and the idle timeout is ten minutes: only the connect timeout
+    /// can end the attempt within the test's limit.
+    @Test(.timeLimit(.minutes(1))) func connectTimeoutIsItsOwn() async throws {
         let server = try UnacceptingServer()
         let transport = CurlTransport(configuration: .init(connectTimeout: .milliseconds(300)))
-        let started = ContinuousClock.now
-        let error = await #expect(throws: URLError.self) { _ = try await transport.send(server.url, timeout: .seconds(10)) }
+        let error = await #expect(throws: URLError.self) { _ = try await transport.send(server.url, timeout: .seconds(600)) }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .seconds(8), "the server never accepts; only the connect timeout ends it")
     }
 
     @Test func aTaskCancelledBeforeSendingNeverStarts() async throws {

@@ -169,10 +169,9 @@ struct TransportWireTests {
     @Test(arguments: TransportKind.allCases)
     func basicChallengeReturnsThe401AtOnce(_ kind: TransportKind) async throws {
         let transport = kind.make()
-        let started = ContinuousClock.now
+        // URLSession on Linux hangs on this challenge; the timeout would end it with an error, not the 401.
         let challenged = try await transport.send(try TestServers.httpbin("/basic-auth/u/p"), timeout: .seconds(30))
         #expect(challenged.head.statusCode == 401)
-        #expect(started.duration(to: .now) < .seconds(10))
         let credential = Data("u:p".utf8).base64EncodedString()
         let accepted = try await transport.send(try TestServers.httpbin("/basic-auth/u/p"), headers: ["Authorization": "Basic \(credential)"])
         #expect(accepted.head.statusCode == 200)
@@ -180,24 +179,21 @@ struct TransportWireTests {
 
     @Test(arguments: TransportKind.allCases)
     func idleTimeoutFires(_ kind: TransportKind) async throws {
-        let started = ContinuousClock.now
-        let error = await #expect(throws: URLError.self) {
+        let error = await #expect(throws: URLError.self, "the server answers after 10 s: without the timeout, a 200") {
             _ = try await kind.make().send(try TestServers.httpbin("/delay/10"), timeout: .milliseconds(500))
         }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .seconds(8), "the server answers after 10 s")
     }
 
     #if canImport(Glibc)
-    @Test(arguments: TransportKind.allCases)
+    /// The server never accepts: without the timeout the attempt would hang past the test's limit.
+    @Test(.timeLimit(.minutes(1)), arguments: TransportKind.allCases)
     func connectingCountsAgainstTheTimeout(_ kind: TransportKind) async throws {
         let server = try UnacceptingServer()
-        let started = ContinuousClock.now
         let error = await #expect(throws: URLError.self) {
             _ = try await kind.make().send(server.url, timeout: .milliseconds(500))
         }
         #expect(error?.code == .timedOut)
-        #expect(started.duration(to: .now) < .seconds(8), "the server never answers")
     }
     #endif
 
@@ -205,13 +201,11 @@ struct TransportWireTests {
     func cancellationEndsTheTransferPromptly(_ kind: TransportKind) async throws {
         let transport = kind.make()
         let url = try TestServers.httpbin("/drip?duration=30&numbytes=30&delay=0")
-        let started = ContinuousClock.now
         let task = Task { try await transport.send(url) }
         try await Task.sleep(for: .milliseconds(300))
         task.cancel()
         let result = await task.result
-        #expect(started.duration(to: .now) < .seconds(15), "the drip lasts 30 s")
-        #expect(throws: URLError.self) { try result.get() }
+        #expect(throws: URLError.self, "the drip lasts 30 s and would end with a 200") { try result.get() }
         #expect((result.failure as? URLError)?.code == .cancelled)
     }
 
