@@ -36,6 +36,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
         case resume(CurlTransfer)
+        /// Reports how many transfers are on the wire, counted on the loop thread.
+        case countTransfers(@Sendable (Int) -> Void)
     }
 
     /// What other threads and the loop share, behind one lock.
@@ -124,6 +126,14 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
     /// Unpauses `transfer` once its sink can take bytes again.
     func resume(_ transfer: CurlTransfer) {
         submit(.resume(transfer))
+    }
+
+    /// How many transfers are on the wire now, counted on the loop thread after every command
+    /// queued before this call (for tests and diagnostics: 0 once every send has returned).
+    func transfersOnTheWire() async -> Int {
+        await withCheckedContinuation { continuation in
+            submit(.countTransfers { continuation.resume(returning: $0) })
+        }
     }
 
     /// Carries out `command` at once when called on the loop thread between curl calls (the
@@ -228,6 +238,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
             performing = true
             _ = curl_easy_pause(transfer.easy.raw, CURLPAUSE_CONT)
             performing = false
+        case .countTransfers(let report):
+            report(active.count)
         }
     }
 
