@@ -1,3 +1,24 @@
+import Foundation
+
+/// JSON encoding of upload payloads, off the `ConveyActor`, with failures that name the place.
+enum JSONBody {
+    @concurrent
+    static func encode<Payload: Encodable & Sendable>(_ payload: Payload, using encoder: JSONEncoder) async throws -> Data {
+        do {
+            return try encoder.encode(payload)
+        } catch let error as EncodingError {
+            let (path, reason): ([any CodingKey], String) = switch error {
+            case .invalidValue(_, let context): (context.codingPath, context.debugDescription)
+            @unknown default: ([], String(describing: error))
+            }
+            let place = path.map(\.stringValue).joined(separator: ".")
+            throw ConveyError.upload(String(describing: Payload.self) + (place.isEmpty ? "" : " at \(place)"), reason)
+        } catch {
+            throw ConveyError.upload(String(describing: Payload.self), String(describing: error))
+        }
+    }
+}
+
 /// `application/x-www-form-urlencoded` serialization, as the WHATWG URL standard defines it.
 enum FormEncoding {
     /// `name=value&…`, sorted by name; space becomes `+`, and every byte outside
@@ -30,5 +51,13 @@ enum FormEncoding {
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+extension ConveyError {
+    /// An `encodingFailed` error for an upload body: what could not be produced (a payload, a
+    /// part, a file, the staged body), and why.
+    static func upload(_ subject: String, _ reason: String) -> ConveyError {
+        .encodingFailed(EncodingFailure(subject: subject, reason: reason))
     }
 }
