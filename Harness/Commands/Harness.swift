@@ -3,7 +3,7 @@ import Foundation
 
 /// The top level: finds the command, parses its options, and runs it.
 enum Harness {
-    static let version = "convey-harness \(Convey.version) (Convey \(Convey.version))"
+    static let version = "convey-harness \(conveyVersion) (Convey \(conveyVersion))"
 
     static let commands: [Command] = [DemoCommand.command]
         + [HTTPMethod.get, .post, .put, .patch, .delete].map(RequestCommand.command(for:))

@@ -45,7 +45,7 @@ enum DemoCommand {
         let recorder = settings.records ? TaskRecorder(folder: temporaryFolder ?? settings.recordsFolder) : nil
         let context = DemoContext(target: target, recorder: recorder, settings: settings)
 
-        console.out(console.styled("Convey \(Convey.version) harness demo", .bold) + " against \(target.description)")
+        console.out(console.styled("Convey \(conveyVersion) harness demo", .bold) + " against \(target.description)")
         let printer = DemoPrinter(console: console)
         var tally: [String: Int] = [:]
         let chosen = selected.isEmpty ? Array(1...steps.count) : selected

@@ -139,12 +139,9 @@ public struct ServerConfiguration: Sendable {
         let info = Bundle.main.infoDictionary
         let app = (info?["CFBundleName"] as? String) ?? ProcessInfo.processInfo.processName
         let version = (info?["CFBundleShortVersionString"] as? String).map { "/\($0)" } ?? ""
-        return "\(app)\(version) Convey/\(Convey.version)"
+        return "\(app)\(version) Convey/\(conveyVersion)"
     }()
 }
 
-/// Facts about the Convey package itself.
-public enum Convey {
-    /// Convey's version, sent in the default `User-Agent`.
-    public static let version = "0.1.0"
-}
+/// Convey's version, sent in the default `User-Agent`.
+public let conveyVersion = "0.1.0"

@@ -112,7 +112,7 @@ struct HeadersTests {
         let server = try httpbinServer()
         let echo = try JSONDecoder().decode(HTTPBinEcho.self, from: try await HeaderTask(server: server).download().data)
         let agent = try #require(echo.headers["User-Agent"])
-        #expect(agent.contains("Convey/\(Convey.version)"))
+        #expect(agent.contains("Convey/\(conveyVersion)"))
         #expect(agent.hasPrefix(ProcessInfo.processInfo.processName))
         #expect(!agent.contains("curl"))
     }
