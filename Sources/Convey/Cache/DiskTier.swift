@@ -21,7 +21,7 @@ import Darwin
 /// opened without following a link and only when it is a regular file, without blocking (a FIFO
 /// in an entry's place is refused, not waited on), its size checked against the limit before it
 /// is read, and every length in it checked (`CacheEntryFormat`). What is not a sound entry is
-/// removed and never served. The folder and its shard folders are created owner-only (0700),
+/// never served, and removed when it can be (a folder cannot). The folder and its shard folders are created owner-only (0700),
 /// entry files owner-only (0600) and exclusively; a shard that is not a real folder (a link) is
 /// neither written to nor swept.
 ///

@@ -137,7 +137,7 @@ enum OwnerOnlyFiles {
     private static func openRegular(atPath path: String, flags: Int32, mode: mode_t, action: String) throws(FileFailure) -> OpenedFile {
         let descriptor = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
-            // ELOOP is how O_NOFOLLOW reports a link; other systems use EMLINK or EFTYPE.
+            // ELOOP is how O_NOFOLLOW reports a link (some BSDs say EMLINK).
             let code = errno
             if code == ELOOP || code == EMLINK {
                 throw FileFailure(path: path, action: action, reason: "a symbolic link is in its place, and Convey does not write or read through one")
