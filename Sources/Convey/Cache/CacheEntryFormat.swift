@@ -81,7 +81,11 @@ enum CacheEntryFormat {
               let keyLength = header.read(UInt32.self), let metadataLength = header.read(UInt32.self),
               let bodyLength = header.read(UInt64.self), let checksum = header.read(UInt64.self)
         else { return .corrupt("unknown format version") }
-        let expectedSize = UInt64(headerSize) + UInt64(keyLength) + UInt64(metadataLength) + bodyLength
+        // The lengths come from the file, which may have been crafted: the body length is added
+        // with an overflow check (all ones is a corrupt file, not a trap); two 32-bit lengths cannot overflow.
+        let fixedPart = UInt64(headerSize) + UInt64(keyLength) + UInt64(metadataLength)
+        let (expectedSize, overflowed) = fixedPart.addingReportingOverflow(bodyLength)
+        guard !overflowed else { return .corrupt("its header announces more bytes than a file can hold") }
         guard expectedSize == UInt64(bytes.count) else { return .corrupt("size \(bytes.count) does not match its header (\(expectedSize))") }
         guard XXH64.hash(UnsafeRawBufferPointer(rebasing: bytes[headerSize...])) == checksum else { return .corrupt("checksum mismatch") }
 

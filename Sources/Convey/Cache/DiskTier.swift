@@ -17,6 +17,14 @@ import Darwin
 /// deletes the least recently used files (by modification time, which writes and reads set to
 /// the cache clock's time).
 ///
+/// The folder's contents are input, not trust (several processes may share it): every file is
+/// opened without following a link and only when it is a regular file, without blocking (a FIFO
+/// in an entry's place is refused, not waited on), its size checked against the limit before it
+/// is read, and every length in it checked (`CacheEntryFormat`). What is not a sound entry is
+/// never served, and removed when it can be (a folder cannot). The folder and its shard folders are created owner-only (0700),
+/// entry files owner-only (0600) and exclusively; a shard that is not a real folder (a link) is
+/// neither written to nor swept.
+///
 /// Reads run on the calling thread, never on an actor, so reads of different entries proceed in
 /// parallel. Changes (writes, removals) run in order on one serial queue, so a removal can never
 /// be overtaken by an older write, and callers may queue a write without waiting for the disk.
@@ -63,10 +71,10 @@ final class DiskTier: @unchecked Sendable {
         self.sizeLimit = max(0, sizeLimit)
         self.clock = clock
         folderPath = folder.standardizedFileURL.path
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        do throws(FileFailure) {
+            try OwnerOnlyFiles.createFolder(atPath: folderPath)
         } catch {
-            throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: error.localizedDescription))
+            throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: error.description))
         }
         guard access(folderPath, W_OK) == 0 else {
             throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: "the folder is not writable"))
@@ -96,33 +104,21 @@ final class DiskTier: @unchecked Sendable {
 
     // MARK: Entries
 
-    /// The sound entry stored for `key`, or `nil`. A corrupt file is deleted; a file holding a
-    /// colliding key is left for its owner. A hit refreshes the file's time for eviction.
+    /// The sound entry stored for `key`, or `nil`. A corrupt file, or anything but a regular file
+    /// in an entry's place (a link, a FIFO), is deleted; a file holding a colliding key is left
+    /// for its owner. A hit refreshes the file's time for eviction.
     func read(key: String) -> CachedResponse? {
         let path = self.path(for: key)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_size >= 0 else {
-            close(descriptor)
-            return nil
+        let decoded: CacheEntryFormat.Decoded
+        do throws(FileFailure) {
+            guard let file = try OwnerOnlyFiles.openForReading(atPath: path) else { return nil }
+            defer { close(file.descriptor) }
+            let bytes = try OwnerOnlyFiles.readAll(file, limit: sizeLimit, path: path)
+            _ = futimens(file.descriptor, Self.fileTimes(clock.now()))
+            decoded = bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) }
+        } catch {
+            decoded = .corrupt(error.description)
         }
-        let size = Int(info.st_size)
-        var complete = true
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            var offset = 0
-            while offset < size {
-                let count = systemRead(descriptor, buffer.baseAddress.map { $0 + offset }, size - offset)
-                if count <= 0 { break }
-                offset += count
-            }
-            complete = offset == size
-            initialized = offset
-        }
-        let times = Self.fileTimes(clock.now())
-        _ = futimens(descriptor, times)
-        close(descriptor)
-        let decoded = complete ? bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) } : .corrupt("short read")
         switch decoded {
         case .entry(let entry):
             lock.withLock { state.counts.hits += 1 }
@@ -166,7 +162,7 @@ final class DiskTier: @unchecked Sendable {
     /// Sets the file's time for `key` to the clock's now, so the sweep sees it as recently used.
     func touch(key: String) {
         let times = Self.fileTimes(clock.now())
-        _ = utimensat(AT_FDCWD, path(for: key), times, 0)
+        _ = utimensat(AT_FDCWD, path(for: key), times, AT_SYMLINK_NOFOLLOW)
     }
 
     /// Access and modification times of `date` for `futimens` and `utimensat`.
@@ -187,7 +183,7 @@ final class DiskTier: @unchecked Sendable {
         var paths: [String] = []
         forEachFile { path, _, _, isTemporary in if !isTemporary { paths.append(path) } }
         for path in paths {
-            guard let bytes = FileManager.default.contents(atPath: path),
+            guard let bytes = try? OwnerOnlyFiles.read(atPath: path, limit: sizeLimit),
                   case .entry(let entry) = bytes.withUnsafeBytes({ CacheEntryFormat.decode($0, expectedKey: nil) }),
                   let replacement = change(entry)
             else { continue }
@@ -272,28 +268,17 @@ final class DiskTier: @unchecked Sendable {
             return state.temporaryCounter
         }
         let temporary = shard + "/" + Self.temporaryPrefix + writerTag + "-\(counter)"
-        var descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        if descriptor < 0, errno == ENOENT {
-            mkdir(shard, 0o755)
-            descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        }
-        guard descriptor >= 0 else { return false }
-        var offset = 0
-        bytes.withUnsafeBytes { buffer in
-            while offset < buffer.count {
-                let count = systemWrite(descriptor, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if count <= 0 { break }
-                offset += count
-            }
-        }
-        let times = Self.fileTimes(clock.now())
-        _ = futimens(descriptor, times)
-        let closed = close(descriptor) == 0
-        guard offset == bytes.count, closed, rename(temporary, path) == 0 else {
-            unlink(temporary)
+        var info = stat()
+        if lstat(shard, &info) != 0 {
+            guard errno == ENOENT, mkdir(shard, OwnerOnlyFiles.folderMode) == 0 || errno == EEXIST else { return false }
+        } else if (info.st_mode & S_IFMT) != S_IFDIR {
+            // A link (or anything else) planted in a shard's place: never written through.
             return false
         }
-        return true
+        let times = Self.fileTimes(clock.now())
+        return bytes.withUnsafeBytes { buffer in
+            (try? OwnerOnlyFiles.replace(atPath: path, temporaryPath: temporary, with: buffer) { _ = futimens($0, times) }) != nil
+        }
     }
 
     /// Calls `body` with the path, size, modification time and temporariness of every file in the shard folders.
@@ -302,14 +287,20 @@ final class DiskTier: @unchecked Sendable {
         for high in digits {
             for low in digits {
                 let shard = folderPath + "/" + String(high) + String(low)
-                guard let directory = opendir(shard) else { continue }
+                // Never through a link in a shard's place: the sweep would delete files elsewhere.
+                let shardDescriptor = open(shard, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                guard shardDescriptor >= 0 else { continue }
+                guard let directory = fdopendir(shardDescriptor) else {
+                    close(shardDescriptor)
+                    continue
+                }
                 defer { closedir(directory) }
                 let directoryDescriptor = dirfd(directory)
                 while let item = readdir(directory) {
                     let name = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
                     guard name != ".", name != ".." else { continue }
                     var info = stat()
-                    guard fstatat(directoryDescriptor, name, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                    guard fstatat(directoryDescriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
                     body(shard + "/" + name, Int(info.st_size), Self.modificationTime(info), name.hasPrefix(Self.temporaryPrefix))
                 }
             }
@@ -323,14 +314,4 @@ final class DiskTier: @unchecked Sendable {
         Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
         #endif
     }
-}
-
-/// `read(2)`, named apart from `DiskTier.read(key:)`.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
-}
-
-/// `write(2)`, named apart from `DiskTier.write(_:)`.
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
-    write(descriptor, buffer, count)
 }

@@ -1,42 +1,35 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
-/// The sink of a download: a successful body goes to the partial file (appended after a `206`
-/// that continues it exactly, from the start after a `200`), an error body to memory.
+/// The sink of a download: a successful body goes to the claimed partial file (appended after a
+/// `206` that provably continues it, from the start after a `200`), an error body to memory.
 ///
-/// Written on the transport's thread with plain `write(2)` calls, one per chunk, so memory stays
-/// flat whatever the size. Never glues two versions together: a `206` must start where the
-/// partial file ends and carry the validator it was asked for.
+/// Written on the transport's thread with plain `pwrite(2)` calls, one per chunk, so memory
+/// stays flat whatever the size. Never glues two versions together: a `206` must start where the
+/// partial file ends, run to the end of a whole whose size agrees with what was recorded, and
+/// carry the validator it was asked for.
 final class FileBody: ResponseBodySink, @unchecked Sendable {
     private let lock = NSLock()
-    private let partial: PartialDownload
+    private let claim: PartialClaim
     private let resumePoint: PartialDownload.ResumePoint?
     private let progress: DownloadProgressHandler?
     private(set) var head: ResponseHead?
     /// The start of an error body, for `HTTPError`.
     private(set) var errorBody = Data()
-    private var descriptor: Int32 = -1
+    /// Whether the body goes to the partial file.
+    private var writesFile = false
     private var written: Int64 = 0
     private var expectedTotal: Int64?
 
     /// How much of an error body is kept.
     private static var errorBodyLimit: Int { 64 * 1024 }
 
-    init(partial: PartialDownload, resumePoint: PartialDownload.ResumePoint?, progress: DownloadProgressHandler?) {
-        self.partial = partial
+    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, progress: DownloadProgressHandler?) {
+        self.claim = claim
         self.resumePoint = resumePoint
         self.progress = progress
     }
 
-    deinit {
-        if descriptor >= 0 { close(descriptor) }
-    }
+    private var partial: PartialDownload { claim.partial }
 
     func receive(_ head: ResponseHead) throws {
         try lock.withLock {
@@ -48,7 +41,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
                 try startOver(head)
             case 416:
                 // The partial bytes do not fit the resource any more: the next attempt starts over.
-                partial.discard()
+                try? claim.discardBytes()
             default:
                 break
             }
@@ -58,49 +51,37 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
         try lock.withLock {
-            guard descriptor >= 0 else {
+            guard writesFile else {
                 let room = max(0, Self.errorBodyLimit - errorBody.count)
                 errorBody.append(contentsOf: bytes.prefix(room))
                 return
             }
-            var offset = 0
-            while offset < bytes.count, let base = bytes.baseAddress {
-                let count = write(descriptor, base + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw failure("could not write to \(partial.file.path): \(String(cString: strerror(errno)))")
-                }
-                offset += count
-            }
-            written += Int64(bytes.count)
-            if let expectedTotal, written > expectedTotal {
+            if let expectedTotal, written + Int64(bytes.count) > expectedTotal {
                 throw failure("the server sent more than the \(expectedTotal) bytes it announced")
             }
+            do throws(FileFailure) {
+                try claim.write(bytes, at: written)
+            } catch {
+                throw failure(error.description)
+            }
+            written += Int64(bytes.count)
         }
         report()
         return true
     }
 
-    /// Closes the file once the transfer is over and checks its length against what the server announced.
+    /// Flushes the file once the transfer is over and checks its length against what the server announced.
     func finishTransfer() throws {
         try lock.withLock {
-            guard descriptor >= 0 else { return }
-            let status = fsync(descriptor) == 0 ? close(descriptor) : -1
-            descriptor = -1
-            guard status == 0 else { throw failure("could not save \(partial.file.path): \(String(cString: strerror(errno)))") }
+            guard writesFile else { return }
+            writesFile = false
+            do throws(FileFailure) {
+                try claim.synchronize()
+            } catch {
+                throw failure(error.description)
+            }
             if let expectedTotal, written != expectedTotal {
                 throw failure("received \(written) of \(expectedTotal) bytes")
-            }
-        }
-    }
-
-    /// Lets go of the file after a failure, keeping the bytes only when a later run can resume them.
-    func abandon() {
-        lock.withLock {
-            if descriptor >= 0 {
-                close(descriptor)
-                descriptor = -1
-                if !partial.isResumable { partial.discard() }
             }
         }
     }
@@ -112,43 +93,59 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
         guard let range = head.fields["Content-Range"].flatMap(ContentRange.init) else {
             throw failure("a 206 without a usable Content-Range: \(head.fields["Content-Range"] ?? "none")")
         }
-        guard range.first == resumePoint.offset else {
-            partial.discard()
-            throw failure("the server resumed at byte \(range.first), not at \(resumePoint.offset)")
+        if let reason = Self.refusal(of: head, range: range, resuming: resumePoint) {
+            try? claim.discardBytes()
+            throw failure(reason)
         }
-        if let tag = head.fields["ETag"], !tag.hasPrefix("W/"), resumePoint.validator.hasPrefix("\""), tag != resumePoint.validator {
-            partial.discard()
-            throw failure("the server resumed another version (ETag \(tag), expected \(resumePoint.validator))")
-        }
-        try openPartial(flags: O_WRONLY | O_APPEND)
+        writesFile = true
         written = resumePoint.offset
         expectedTotal = range.total
     }
 
+    /// Why a `206` does not prove that it continues the partial bytes, or `nil` when it does: it
+    /// must start where they end, run to the end of a known whole (the size first announced,
+    /// when there was one), and carry the very validator `If-Range` sent: the same strong
+    /// `ETag`, or the same `Last-Modified` date.
+    static func refusal(of head: ResponseHead, range: ContentRange, resuming point: PartialDownload.ResumePoint) -> String? {
+        guard range.first == point.offset else { return "the server resumed at byte \(range.first), not at \(point.offset)" }
+        guard let total = range.total else { return "the server did not say how large the whole file is (Content-Range bytes \(range.first)-\(range.last)/*)" }
+        guard range.last == total - 1 else { return "the server sent bytes \(range.first)-\(range.last) of \(total), not the rest of the file" }
+        if let recorded = point.total, recorded != total {
+            return "the server resumed a file of \(total) bytes, not the \(recorded) bytes first announced"
+        }
+        if point.validator.hasPrefix("\"") {
+            guard let tag = head.fields["ETag"]?.trimmingASCIIWhitespace(), tag == point.validator else {
+                return "the server resumed without proving it is the same version (ETag \(head.fields["ETag"] ?? "none"), expected \(point.validator))"
+            }
+        } else {
+            guard let date = head.fields["Last-Modified"]?.trimmingASCIIWhitespace(), date == point.validator else {
+                return "the server resumed without proving it is the same version (Last-Modified \(head.fields["Last-Modified"] ?? "none"), expected \(point.validator))"
+            }
+        }
+        return nil
+    }
+
     private func startOver(_ head: ResponseHead) throws {
-        try openPartial(flags: O_WRONLY | O_CREAT | O_TRUNC)
-        written = 0
-        expectedTotal = head.fields["Content-Length"].flatMap { Int64($0.trimmingASCIIWhitespace()) }
         let url = head.url.absoluteString
         let validator = head.fields["ETag"].flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? head.fields["Last-Modified"]
-        do {
-            try partial.saveRecord(validator.map { PartialDownload.Record(url: url, validator: $0) })
+        expectedTotal = head.fields["Content-Length"].flatMap { Int64($0.trimmingASCIIWhitespace()) }
+        do throws(FileFailure) {
+            try claim.discardBytes()
+            try partial.saveRecord(validator.map { PartialDownload.Record(url: url, validator: $0, total: expectedTotal) })
         } catch {
-            throw failure("could not write \(partial.recordFile.path): \(error.localizedDescription)")
+            throw failure(error.description)
         }
+        writesFile = true
+        written = 0
     }
 
-    private func openPartial(flags: Int32) throws {
-        descriptor = open(partial.file.path, flags, 0o644)
-        guard descriptor >= 0 else {
-            throw failure("could not open \(partial.file.path): \(String(cString: strerror(errno)))")
-        }
-    }
-
+    /// Reports progress while the body goes to the file: after the head, then after every chunk written.
     private func report() {
         guard let progress else { return }
-        let snapshot = lock.withLock { DownloadProgress(bytesWritten: written, totalBytes: expectedTotal) }
-        progress(snapshot)
+        let snapshot: DownloadProgress? = lock.withLock {
+            writesFile ? DownloadProgress(bytesWritten: written, totalBytes: expectedTotal) : nil
+        }
+        if let snapshot { progress(snapshot) }
     }
 
     private func failure(_ reason: String) -> ConveyError {

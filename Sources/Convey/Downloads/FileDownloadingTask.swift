@@ -19,16 +19,20 @@ public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == UR
     var resumesPartialDownloads: Bool { get }
     /// Called as bytes are written, from any thread. Default: `nil`.
     var downloadProgressHandler: DownloadProgressHandler? { get }
+    /// The permissions the finished file gets. Default: `.ownerOnly` (0600).
+    var downloadedFilePermissions: FilePermissions { get }
 }
 
 extension FileDownloadingTask {
     public var resumesPartialDownloads: Bool { true }
     public var downloadProgressHandler: DownloadProgressHandler? { nil }
+    public var downloadedFilePermissions: FilePermissions { .ownerOnly }
 
     /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)` does.
     @discardableResult
     public func download() async throws -> ServerResponse<URL> {
-        try await download(to: destination, resuming: resumesPartialDownloads, progress: downloadProgressHandler)
+        try await download(to: destination, resuming: resumesPartialDownloads, permissions: downloadedFilePermissions,
+                           progress: downloadProgressHandler)
     }
 }
 
@@ -37,17 +41,28 @@ extension DownloadingTask {
     /// the payload.
     ///
     /// The body goes to `<destination>.convey-partial` and replaces `destination` in one step once
-    /// complete and its length verified. When a transfer breaks (a failure, a cancellation, a
-    /// timeout), the partial file stays; the next attempt or run sends `Range` with `If-Range`
-    /// (the strong `ETag`, else `Last-Modified`) and appends a `206` that continues it exactly,
-    /// or starts over on a `200`. Nothing half-written ever sits at `destination`.
+    /// complete and its length verified. A missing folder is created (owner-only). When a transfer
+    /// breaks (a failure, a cancellation, a timeout), the partial file stays; the next attempt or
+    /// run sends `Range` with `If-Range` (the strong `ETag`, else `Last-Modified`) and appends a
+    /// `206` only when it provably continues the same version, or starts over on a `200`.
+    /// Nothing half-written ever sits at `destination`, and one download per destination runs at
+    /// a time: a second one fails at once. Files are never opened through a link.
     ///
     /// Requests ask for `Accept-Encoding: identity`; the cache is bypassed, and the in-memory
     /// size limit does not apply. Throws `HTTPError` for a status outside 2xx (the partial file is
-    /// kept), `ConveyError.downloadFailed` when the file cannot be written, verified or moved.
+    /// kept), `ConveyError.downloadFailed` when the file cannot be written, verified or moved,
+    /// when a `206` does not continue the partial file, or when another download to the same
+    /// destination is running.
+    ///
+    /// - Parameters:
+    ///   - destination: where the finished file goes; an existing file there is replaced.
+    ///   - resuming: whether a partial file left by a broken transfer is resumed. Default: `true`.
+    ///   - permissions: the finished file's permissions. Default: `.ownerOnly` (0600).
+    ///   - progress: called as bytes are written, from any thread.
     @discardableResult
-    public func download(to destination: URL, resuming: Bool = true,
+    public func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
                          progress: DownloadProgressHandler? = nil) async throws -> ServerResponse<URL> {
-        try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, progress: progress))
+        try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, permissions: permissions,
+                                                          progress: progress))
     }
 }

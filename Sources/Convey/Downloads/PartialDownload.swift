@@ -17,12 +17,15 @@ struct PartialDownload: Sendable {
         var url: String
         /// The strong `ETag`, else the `Last-Modified` date, that `If-Range` sends back.
         var validator: String
+        /// The whole file's size, when the first response announced it.
+        var total: Int64?
     }
 
-    /// Where to resume: the bytes on disk and the validator they were received under.
+    /// Where to resume: the bytes on disk and what they were received under.
     struct ResumePoint: Sendable, Equatable {
         var offset: Int64
         var validator: String
+        var total: Int64?
     }
 
     let destination: URL
@@ -30,40 +33,149 @@ struct PartialDownload: Sendable {
     var file: URL { destination.appendingPathExtension("convey-partial") }
     var recordFile: URL { file.appendingPathExtension("json") }
 
-    /// Where a download of `url` can resume, or `nil`: nothing on disk, no record, another URL.
-    func resumePoint(for url: URL?) -> ResumePoint? {
-        guard let url, let data = try? Data(contentsOf: recordFile),
-              let record = try? JSONDecoder().decode(Record.self, from: data), record.url == url.absoluteString,
-              let size = (try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber,
-              size.int64Value > 0
-        else { return nil }
-        return ResumePoint(offset: size.int64Value, validator: record.validator)
+    /// The largest record read: a URL and a validator.
+    private static let recordSizeLimit = 64 * 1024
+
+    /// The record beside the partial file, or `nil` when there is none or it cannot be read
+    /// (a link, a FIFO, too large, not JSON).
+    func savedRecord() -> Record? {
+        guard let bytes = try? OwnerOnlyFiles.read(atPath: recordFile.path, limit: Self.recordSizeLimit) else { return nil }
+        return try? JSONDecoder().decode(Record.self, from: Data(bytes))
     }
 
     /// Notes what the partial bytes are, so that they can be resumed; `nil` makes them unresumable.
-    func saveRecord(_ record: Record?) throws {
+    func saveRecord(_ record: Record?) throws(FileFailure) {
         guard let record else {
-            try? FileManager.default.removeItem(at: recordFile)
+            unlink(recordFile.path)
             return
         }
-        try JSONEncoder().encode(record).write(to: recordFile, options: .atomic)
+        guard let encoded = try? JSONEncoder().encode(record) else {
+            throw FileFailure(path: recordFile.path, action: "write", reason: "the record could not be encoded")
+        }
+        let saved = encoded.withUnsafeBytes { bytes in
+            Result { () throws(FileFailure) in
+                try OwnerOnlyFiles.replace(atPath: recordFile.path, temporaryPath: OwnerOnlyFiles.temporaryPath(besides: recordFile.path), with: bytes)
+            }
+        }
+        try saved.get()
+    }
+
+    /// Takes the partial file for one attempt; see `PartialClaim`.
+    func claim(permissions: FilePermissions) throws(ConveyError) -> PartialClaim {
+        try PartialClaim(partial: self, mode: mode_t(permissions.mode))
+    }
+}
+
+/// One download's hold on its partial file, from an attempt's start until the file is put in
+/// place or let go: the file open, owner-only (or the permissions asked for), and locked with
+/// `flock` against every other download to the same destination, in this process or another.
+///
+/// A second download to a destination whose partial file is held fails at once with
+/// `ConveyError.downloadFailed` instead of writing into the same file. The partial file is
+/// removed or renamed only while it is held, and a claim checks, once it holds the lock, that
+/// the path still names the file it locked, so a download that opened the file just before
+/// another one moved it into place never writes into the finished file.
+final class PartialClaim: @unchecked Sendable {
+    let partial: PartialDownload
+    /// The partial file, open for reading and writing; -1 once let go.
+    private(set) var descriptor: Int32
+    /// Its size when it was claimed: the bytes a resume continues.
+    let initialSize: Int64
+
+    /// How many times a claim reopens a partial file that was moved or removed under it.
+    private static let attempts = 3
+
+    fileprivate init(partial: PartialDownload, mode: mode_t) throws(ConveyError) {
+        self.partial = partial
+        let path = partial.file.path
+        do {
+            try OwnerOnlyFiles.createFolder(atPath: partial.destination.deletingLastPathComponent().path)
+            for _ in 0..<Self.attempts {
+                let opened = try OwnerOnlyFiles.openOrCreate(atPath: path, mode: mode)
+                guard flock(opened.descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                    let code = errno
+                    close(opened.descriptor)
+                    if code == EWOULDBLOCK { throw ConveyError.downloadFailed(DownloadFailure(
+                        destination: partial.destination, reason: "another download to this file is in progress")) }
+                    throw FileFailure(path: path, action: "lock", code: code)
+                }
+                var held = stat(), named = stat()
+                if fstat(opened.descriptor, &held) == 0, lstat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
+                    descriptor = opened.descriptor
+                    initialSize = opened.size
+                    return
+                }
+                // Another download finished or dropped this file between our open and our lock.
+                close(opened.descriptor)
+            }
+            throw FileFailure(path: path, action: "claim", reason: "other downloads kept replacing it")
+        } catch let failure as FileFailure {
+            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: failure.description))
+        } catch let error as ConveyError {
+            throw error
+        } catch {
+            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "\(error)"))
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Where a download of `url` can resume, or `nil`: no bytes, no record, another URL.
+    func resumePoint(for url: URL?) -> PartialDownload.ResumePoint? {
+        guard let url, initialSize > 0, let record = partial.savedRecord(), record.url == url.absoluteString else { return nil }
+        return PartialDownload.ResumePoint(offset: initialSize, validator: record.validator, total: record.total)
+    }
+
+    /// Drops the partial bytes and their record, keeping the file (and the lock).
+    func discardBytes() throws(FileFailure) {
+        try partial.saveRecord(nil)
+        guard ftruncate(descriptor, 0) == 0 else { throw FileFailure(path: partial.file.path, action: "empty", code: errno) }
     }
 
     /// Whether a record says the partial bytes can be resumed.
-    var isResumable: Bool { FileManager.default.fileExists(atPath: recordFile.path) }
+    var isResumable: Bool { partial.savedRecord() != nil }
 
-    /// Removes the partial bytes and their record.
-    func discard() {
-        try? FileManager.default.removeItem(at: file)
-        try? FileManager.default.removeItem(at: recordFile)
+    /// Writes `bytes` at `offset` of the partial file.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileFailure) {
+        var done = 0
+        while done < bytes.count, let base = bytes.baseAddress {
+            let count = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + Int64(done)))
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw FileFailure(path: partial.file.path, action: "write to", code: count < 0 ? errno : EIO) }
+            done += count
+        }
     }
 
-    /// Puts the finished file in place of `destination` in one step, replacing what was there.
-    func commit() throws {
-        guard rename(file.path, destination.path) == 0 else {
+    /// Flushes the partial file to the disk.
+    func synchronize() throws(FileFailure) {
+        guard fsync(descriptor) == 0 else { throw FileFailure(path: partial.file.path, action: "save", code: errno) }
+    }
+
+    /// Puts the finished file in place of `destination` in one step, replacing what was there
+    /// (a link there is replaced, not followed), and lets go of the claim.
+    func commit() throws(ConveyError) {
+        guard rename(partial.file.path, partial.destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
-            throw ConveyError.downloadFailed(DownloadFailure(destination: destination, reason: "could not move the finished file into place: \(reason)"))
+            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "could not move the finished file into place: \(reason)"))
         }
-        try? FileManager.default.removeItem(at: recordFile)
+        try? partial.saveRecord(nil)
+        close(descriptor)
+        descriptor = -1
+    }
+
+    /// Lets go of the claim after a failure, keeping the partial file only when a later run can
+    /// resume it (bytes and a record).
+    func release() {
+        guard descriptor >= 0 else { return }
+        var info = stat()
+        let hasBytes = fstat(descriptor, &info) == 0 && info.st_size > 0
+        if !hasBytes || !isResumable {
+            unlink(partial.file.path)
+            unlink(partial.recordFile.path)
+        }
+        close(descriptor)
+        descriptor = -1
     }
 }

@@ -3,9 +3,11 @@ import Foundation
 /// The on-disk side of recording: one JSON file per record, named `<UTC time>-<random>.json`
 /// so that names sort by time and two writers never pick the same name.
 ///
-/// A record is written to a hidden temporary file in the same folder and renamed into place, so
-/// readers never see half a record. Every operation tolerates files vanishing underneath it
-/// (another process pruning the same folder).
+/// A record is written to a hidden temporary file in the same folder (created exclusively,
+/// owner-only) and renamed into place, so readers never see half a record and a link planted at a
+/// record's name is replaced, never written through. The folder is created owner-only (0700):
+/// records hold URLs and headers. Reading opens only regular files, never through a link.
+/// Every operation tolerates files vanishing underneath it (another process pruning the same folder).
 struct RecordFolder: Sendable {
     let url: URL
 
@@ -13,6 +15,8 @@ struct RecordFolder: Sendable {
     private static let suffix = ".json"
     /// Temporary files older than this belong to a writer that died mid-write.
     private static let abandonedTemporaryAge: TimeInterval = 600
+    /// The largest record file read: two bodies at `TaskRecorder.maximumBodyLimit`, JSON-escaped, and the rest.
+    private static let recordSizeLimit = 64 << 20
 
     /// `20251121T012030123Z-1a2b3c4d`: the time to the millisecond in UTC, then 8 random hex digits.
     /// Plain integer arithmetic: no calendar and no formatter, since it runs for every record.
@@ -69,16 +73,14 @@ struct RecordFolder: Sendable {
 
     /// Writes a record atomically: a temporary file, then a rename.
     func write(_ record: RecordedTask) throws {
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try OwnerOnlyFiles.createFolder(atPath: url.path(percentEncoded: false))
         let data = try RecordedTask.makeJSONEncoder().encode(record)
-        let temporary = url.appending(path: Self.temporaryPrefix + record.id + Self.suffix)
-        try data.write(to: temporary, options: .withoutOverwriting)
-        do {
-            try FileManager.default.moveItem(at: temporary, to: fileURL(forID: record.id))
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
+        let temporary = url.appending(path: Self.temporaryPrefix + record.id + Self.suffix).path(percentEncoded: false)
+        let destination = fileURL(forID: record.id).path(percentEncoded: false)
+        let written = data.withUnsafeBytes { bytes in
+            Result { () throws(FileFailure) in try OwnerOnlyFiles.replace(atPath: destination, temporaryPath: temporary, with: bytes) }
         }
+        try written.get()
     }
 
     /// The IDs of the records in the folder, newest first.
@@ -92,8 +94,10 @@ struct RecordFolder: Sendable {
 
     /// The record with this ID, or `nil` when it is missing, unreadable or of an unknown format.
     func read(id: String) -> RecordedTask? {
-        guard Self.isRecordID(id), let data = try? Data(contentsOf: fileURL(forID: id)) else { return nil }
-        guard var record = try? RecordedTask.makeJSONDecoder().decode(RecordedTask.self, from: data),
+        guard Self.isRecordID(id),
+              let bytes = try? OwnerOnlyFiles.read(atPath: fileURL(forID: id).path(percentEncoded: false), limit: Self.recordSizeLimit)
+        else { return nil }
+        guard var record = try? RecordedTask.makeJSONDecoder().decode(RecordedTask.self, from: Data(bytes)),
               record.formatVersion == RecordedTask.currentFormatVersion else { return nil }
         record.id = id
         return record

@@ -12,7 +12,9 @@ import Foundation
 /// ```
 ///
 /// Records are written on a background queue, never on `ConveyActor`, one JSON file each
-/// (temporary file, then rename), so several processes may share a folder. The folder is pruned
+/// (temporary file, then rename), so several processes may share a folder. The folder is created
+/// owner-only (0700) and every record file is owner-only (0600); no file is written or read
+/// through a link. The folder is pruned
 /// to `maxCount` records no older than `maxAge` on the first write and then every
 /// `maxCount / 10` writes (at most 100), so it may briefly hold that many more. A file that cannot
 /// be read is skipped, never fatal. Docs/recording.md describes the format.

@@ -72,4 +72,15 @@ struct CacheEntryFormatTests {
             }
         }
     }
+
+    @Test(arguments: [16, 8, 12])
+    func aLengthFieldOfAllOnesIsCorruptNotATrap(offset: Int) {
+        var bytes = CacheEntryFormat.encode(sample)
+        let width = offset == 16 ? 8 : 4
+        bytes.replaceSubrange(offset..<offset + width, with: [UInt8](repeating: 0xFF, count: width))
+        guard case .corrupt = bytes.withUnsafeBytes({ CacheEntryFormat.decode($0, expectedKey: sample.key) }) else {
+            Issue.record("a length field of all ones at \(offset) was not reported corrupt")
+            return
+        }
+    }
 }

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import Convey
 
@@ -197,6 +202,103 @@ struct DiskCacheTests {
                 #expect(found.body.starts(with: Data("\(key)|".utf8)))
             }
             #expect(await reopened.statistics.droppedDiskEntries == 0)
+        }
+    }
+
+    // MARK: The folder's contents are input, not trust
+
+    @Test func theFolderAndItsEntriesAreOwnerOnly() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let cacheFolder = folder.appending(path: "new/cache")
+            let cache = try diskOnly(cacheFolder)
+            await cache.store(try response("private", body: Data("a token".utf8)))
+            let file = try #require(entryFiles(in: cacheFolder).first)
+            #expect(try permissions(of: folder.appending(path: "new")) == 0o700)
+            #expect(try permissions(of: cacheFolder) == 0o700)
+            #expect(try permissions(of: file.deletingLastPathComponent()) == 0o700)
+            #expect(try permissions(of: file) == 0o600)
+        }
+    }
+
+    @Test func anEntryWhoseBodyLengthIsAllOnesIsDroppedNotATrap() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let cache = try diskOnly(folder)
+            await cache.store(try response("crafted", body: Data("body".utf8)))
+            let file = try #require(entryFiles(in: folder).first)
+            var bytes = try Data(contentsOf: file)
+            bytes.replaceSubrange(16..<24, with: [UInt8](repeating: 0xFF, count: 8))
+            try bytes.write(to: file)
+            #expect(await cache.response(for: try url("crafted")) == nil)
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            #expect(await cache.statistics.droppedDiskEntries == 1)
+        }
+    }
+
+    @Test func aFIFOInAnEntrysPlaceIsNeverWaitedOnAndASoundEntryTakesItsPlace() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let cache = try diskOnly(folder)
+            await cache.store(try response("fifo", body: Data("body".utf8)))
+            let file = try #require(entryFiles(in: folder).first)
+            try FileManager.default.removeItem(at: file)
+            try makeFIFO(at: file)
+            #expect(await cache.response(for: try url("fifo")) == nil)
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            await cache.store(try response("fifo", body: Data("again".utf8)))
+            #expect(await cache.response(for: try url("fifo"))?.body == Data("again".utf8))
+        }
+    }
+
+    @Test func aFolderInAnEntrysPlaceIsAMissNotACrash() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let cache = try diskOnly(folder)
+            await cache.store(try response("folder", body: Data("body".utf8)))
+            let file = try #require(entryFiles(in: folder).first)
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createDirectory(at: file, withIntermediateDirectories: false)
+            #expect(await cache.response(for: try url("folder")) == nil)
+            await cache.store(try response("folder", body: Data("again".utf8)))
+            #expect(await cache.response(for: try url("folder")) == nil)
+            #expect(await cache.statistics.diskWriteFailures == 1)
+        }
+    }
+
+    @Test func aLinkInAnEntrysPlaceIsNeitherFollowedNorServed() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let cacheFolder = folder.appending(path: "cache"), outside = folder.appending(path: "outside")
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            let cache = try diskOnly(cacheFolder)
+            await cache.store(try response("linked", body: Data("a sound entry".utf8)))
+            let file = try #require(entryFiles(in: cacheFolder).first)
+            // The link points at a sound entry for this very key, kept outside the folder.
+            let victim = outside.appending(path: "entry")
+            try FileManager.default.moveItem(at: file, to: victim)
+            let longAgo = Date(timeIntervalSince1970: 1_000_000_000)
+            try FileManager.default.setAttributes([.modificationDate: longAgo], ofItemAtPath: victim.path)
+            let before = try Data(contentsOf: victim)
+            try FileManager.default.createSymbolicLink(at: file, withDestinationURL: victim)
+
+            #expect(await cache.response(for: try url("linked")) == nil)
+            #expect(try Data(contentsOf: victim) == before)
+            #expect(try FileManager.default.attributesOfItem(atPath: victim.path)[.modificationDate] as? Date == longAgo)
+            #expect(!isSymbolicLink(file))
+        }
+    }
+
+    @Test func aLinkInAShardsPlaceIsNeitherWrittenThroughNorSwept() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let cacheFolder = folder.appending(path: "cache"), outside = folder.appending(path: "outside")
+            try FileManager.default.createDirectory(at: cacheFolder, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+            let precious = outside.appending(path: "precious")
+            try Data(repeating: 1, count: 10_000).write(to: precious)
+            for shard in (0..<256).map({ String(format: "%02x", $0) }) {
+                try FileManager.default.createSymbolicLink(at: cacheFolder.appending(path: shard), withDestinationURL: outside)
+            }
+            let cache = try diskOnly(cacheFolder, limit: 1000)
+            await cache.store(try response("through", body: Data("x".utf8)))
+            await cache.trimDisk()
+            #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["precious"])
+            #expect(await cache.statistics.diskWriteFailures == 1)
         }
     }
 }

@@ -70,14 +70,17 @@ struct FileDownloadTests {
         }
         #expect(try Data(contentsOf: destination) == Data("previous version".utf8))
         let partial = PartialDownload(destination: destination)
-        let kept = try #require(partial.resumePoint(for: try TestServers.nginx().url.appending(path: "16m.bin")))
-        #expect(kept.offset >= 3 << 20)
-        #expect(kept.validator.hasPrefix("\""))
+        let record = try #require(partial.savedRecord())
+        let keptSize = try #require(try FileManager.default.attributesOfItem(atPath: partial.file.path)[.size] as? NSNumber).int64Value
+        #expect(record.url == (try TestServers.nginx().url.appending(path: "16m.bin").absoluteString))
+        #expect(record.total == 16 << 20)
+        #expect(keptSize >= 3 << 20)
+        #expect(record.validator.hasPrefix("\""))
 
         let resumed = try await BigFile(server: try server()).download(to: destination)
         #expect(resumed.statusCode == 206)
-        #expect(resumed.request.value(forHTTPHeaderField: "Range") == "bytes=\(kept.offset)-")
-        #expect(resumed.request.value(forHTTPHeaderField: "If-Range") == kept.validator)
+        #expect(resumed.request.value(forHTTPHeaderField: "Range") == "bytes=\(keptSize)-")
+        #expect(resumed.request.value(forHTTPHeaderField: "If-Range") == record.validator)
         #expect(try await Self.sha256(Data(contentsOf: destination)) == Self.sha256(try await original()))
         #expect(!FileManager.default.fileExists(atPath: partial.file.path))
         #expect(!FileManager.default.fileExists(atPath: partial.recordFile.path))
@@ -121,13 +124,14 @@ struct DownloadResumeRuleTests {
 
     private let folder = FileManager.default.temporaryDirectory.appending(path: "convey-resume-\(UUID().uuidString)")
 
-    private func resumeFrom(_ bytes: String, answer: TransportResponse) async throws -> (Result<ServerResponse<URL>, any Error>, PartialDownload) {
+    private func resumeFrom(_ bytes: String, validator: String = "\"v1\"", total: Int64? = nil,
+                            answer: TransportResponse) async throws -> (Result<ServerResponse<URL>, any Error>, PartialDownload) {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let destination = folder.appending(path: "file")
         let partial = PartialDownload(destination: destination)
         try Data(bytes.utf8).write(to: partial.file)
         let remote = Remote(name: "stub", url: try #require(URL(string: "https://example.test")))
-        try partial.saveRecord(.init(url: remote.url.appending(path: "file").absoluteString, validator: "\"v1\""))
+        try partial.saveRecord(.init(url: remote.url.appending(path: "file").absoluteString, validator: validator, total: total))
         let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
         server.transport = StubTransport { _ in answer }
         do {
@@ -150,7 +154,7 @@ struct DownloadResumeRuleTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = try #require(URL(string: "https://example.test/file"))
         let (result, partial) = try await resumeFrom("hello ", answer: TransportResponse(
-            url: url, statusCode: 206, headers: ["Content-Range": "bytes 3-10/11"], body: Data("lo world".utf8)))
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 3-10/11", "ETag": "\"v1\""], body: Data("lo world".utf8)))
         #expect(throws: ConveyError.self) { try result.get() }
         #expect(!FileManager.default.fileExists(atPath: partial.file.path))
         #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
@@ -169,8 +173,63 @@ struct DownloadResumeRuleTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = try #require(URL(string: "https://example.test/file"))
         let (result, partial) = try await resumeFrom("hello ", answer: TransportResponse(
-            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11"], body: Data("wor".utf8)))
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11", "ETag": "\"v1\""], body: Data("wor".utf8)))
+        let error = #expect(throws: ConveyError.self) { try result.get() }
+        guard case .downloadFailed(let failure) = error else {
+            Issue.record("expected a download failure, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason == "received 9 of 11 bytes")
+        #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
+    }
+
+    @Test(arguments: [nil, "W/\"v1\"", "\"v2\""])
+    func a206ThatDoesNotCarryTheStrongETagAskedForIsNotAppended(eTag: String?) async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try #require(URL(string: "https://example.test/file"))
+        let (result, partial) = try await resumeFrom("hello ", answer: TransportResponse(
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11"].merging(eTag.map { ["ETag": $0] } ?? [:]) { $1 },
+            body: Data("world".utf8)))
+        let error = #expect(throws: ConveyError.self) { try result.get() }
+        guard case .downloadFailed(let failure) = error else {
+            Issue.record("expected a download failure, got \(String(describing: error))")
+            return
+        }
+        #expect(failure.reason.contains("same version"))
+        #expect(!FileManager.default.fileExists(atPath: partial.file.path))
+        #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
+    }
+
+    @Test func a206ResumingUnderADateMustCarryThatLastModified() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try #require(URL(string: "https://example.test/file"))
+        let date = "Tue, 01 Jul 2025 10:00:00 GMT"
+        let (refused, partial) = try await resumeFrom("hello ", validator: date, answer: TransportResponse(
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11"], body: Data("world".utf8)))
+        #expect(throws: ConveyError.self) { try refused.get() }
+        #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
+
+        let (accepted, _) = try await resumeFrom("hello ", validator: date, answer: TransportResponse(
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11", "Last-Modified": date], body: Data("world".utf8)))
+        #expect(try Data(contentsOf: try accepted.get().payload) == Data("hello world".utf8))
+    }
+
+    @Test func a206ThatDoesNotSayHowLargeTheFileIsIsNotPutInPlace() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try #require(URL(string: "https://example.test/file"))
+        let (result, partial) = try await resumeFrom("hello ", answer: TransportResponse(
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/*", "ETag": "\"v1\""], body: Data("wo".utf8)))
         #expect(throws: ConveyError.self) { try result.get() }
+        #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
+    }
+
+    @Test func a206OfAnotherSizeThanFirstAnnouncedIsNotAppended() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try #require(URL(string: "https://example.test/file"))
+        let (result, partial) = try await resumeFrom("hello ", total: 11, answer: TransportResponse(
+            url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-12/13", "ETag": "\"v1\""], body: Data("world!!".utf8)))
+        #expect(throws: ConveyError.self) { try result.get() }
+        #expect(!FileManager.default.fileExists(atPath: partial.file.path))
         #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
     }
 
