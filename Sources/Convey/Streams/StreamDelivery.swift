@@ -7,8 +7,8 @@ import FoundationNetworking
 ///
 /// `exchange` starts the transfer in a task of its own and returns once the head arrives, so
 /// the run's hooks, status check and retries all happen before the caller gets the stream. For a
-/// status the task's `statusRule` makes an `HTTPError`, up to `errorBodyLimit` bytes of the body are read for the
-/// error and the transfer ends. Streams bypass the cache.
+/// status the task's `statusRule` makes an `HTTPError`, up to `errorBodyLimit` bytes of the body
+/// are read for the error and the transfer ends. Streams bypass the cache.
 @ConveyActor
 struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
