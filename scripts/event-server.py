@@ -8,10 +8,15 @@ a counter: tests use their own key so that parallel tests do not see each other'
 
   /events?count=N&size=B     N events (ids 1...N, data `{"n": i, "pad": "..."}` of about B bytes), then the end
   /endless?size=B            events of about B bytes, as fast as the client reads, until it disconnects
+  /comments                  comment lines (`: ...`) and no event, as fast as the client reads, until it disconnects
   /drop?after=K&total=T      events from Last-Event-ID + 1 on: K per connection, then the connection is
                              cut mid-body; once event T was sent, 204 No Content (the "stop" signal)
   /retry?ms=M&count=N        `retry: M`, then N events, then the end
   /nocontent                 204 No Content
+  /storm                     `retry: 0`, then the end and a close, without an event: a reconnect storm
+                             for a reader without a floor; /stats counts its connections as requests
+  /headers                   one event whose data is the request's header fields as a JSON object
+                             (names lowercased), then the end: what reached this origin
   /stats?key=NAME            JSON: {"requests": n, "lastEventIDs": [...], "disconnects": n, "sent": bytes of /endless}
 """
 import json
@@ -77,6 +82,12 @@ class Handler(BaseHTTPRequestHandler):
                     self.chunk(data)
                     record(key, sent=len(data))
                     n += 15
+            elif url.path == "/comments":
+                self.start_stream()
+                data = b": keeping the connection busy without an event\n" * 256
+                while True:
+                    self.chunk(data)
+                    record(key, sent=len(data))
             elif url.path == "/drop":
                 first = int(self.headers.get("Last-Event-ID") or 0) + 1
                 total = number("total", 6)
@@ -98,6 +109,16 @@ class Handler(BaseHTTPRequestHandler):
                 self.end_stream()
             elif url.path == "/nocontent":
                 self.no_content()
+            elif url.path == "/storm":
+                self.start_stream()
+                self.chunk(b"retry: 0\n\n")
+                self.end_stream()
+                self.close_connection = True
+            elif url.path == "/headers":
+                self.start_stream()
+                fields = {name.lower(): value for name, value in self.headers.items()}
+                self.chunk(f"data: {json.dumps(fields)}\n\n".encode())
+                self.end_stream()
             else:
                 self.send_error(404)
         except (BrokenPipeError, ConnectionResetError):

@@ -8,8 +8,8 @@ import FoundationNetworking
 /// and followed from the cache next time, without asking the server.
 ///
 /// 301, 302, 303, 307 and 308 with a usable `Location` are followed; GET and HEAD keep their
-/// method (a 303 changes nothing for them). `Authorization` and `Cookie` set as headers are not
-/// sent to another origin, as the transports do when they follow redirects themselves.
+/// method (a 303 changes nothing for them). Credentials set as headers (`CrossOriginCredentials`)
+/// are not sent to another origin, as the transports do when they follow redirects themselves.
 enum CacheRedirect {
     /// The most hops followed before the request fails, as `CurlTransport` allows by default.
     static let maximumHops = 20
@@ -24,20 +24,7 @@ enum CacheRedirect {
         else { return nil }
         var next = request
         next.url = target
-        if !sameOrigin(current, target) {
-            next.setValue(nil, forHTTPHeaderField: "Authorization")
-            next.setValue(nil, forHTTPHeaderField: "Cookie")
-        }
+        CrossOriginCredentials.drop(from: &next, goingFrom: current)
         return next
-    }
-
-    private static func sameOrigin(_ first: URL, _ second: URL) -> Bool {
-        first.scheme?.lowercased() == second.scheme?.lowercased()
-            && first.host?.lowercased() == second.host?.lowercased()
-            && effectivePort(first) == effectivePort(second)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 }

@@ -17,7 +17,8 @@ import Foundation
 ///   Docs/streaming.md for what each transport does).
 /// - One pass: the body is read once. Leaving the loop (`break`, an error) or dropping the
 ///   stream ends the transfer at once; iterating again yields nothing more.
-/// - Cancelling the reading task ends the transfer at once and throws `ConveyError.cancelled`.
+/// - Cancelling the reading task, or calling `cancel()`, ends the transfer at once; the loop
+///   throws `ConveyError.cancelled`, so a cut body never looks whole.
 /// - A transfer that fails mid-way ends the loop with a `ConveyError` naming the URL (and, for
 ///   transport failures, how many body bytes had arrived), after the chunks that came before it.
 public struct ResponseStream: AsyncSequence, Sendable {
@@ -62,9 +63,10 @@ public struct ResponseStream: AsyncSequence, Sendable {
         ResponseLines(self)
     }
 
-    /// Ends the transfer now; a loop reading the stream sees its end.
+    /// Ends the transfer now; a loop reading the stream throws `ConveyError.cancelled` (once),
+    /// unless it had already read the whole body.
     public func cancel() {
-        lifetime.transfer.close()
+        lifetime.transfer.cancel()
     }
 }
 

@@ -26,6 +26,8 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     private var end: End?
     /// Whether the reader has gone: offers throw and the reader sees the end.
     private var closed = false
+    /// Whether it was closed by `cancel()` and the reader has yet to learn so from `next()`.
+    private var cancellationUnreported = false
     private var reader: CheckedContinuation<Void, Never>?
     /// Body bytes the reader has taken, for saying where a failure happened.
     private(set) var deliveredBytes: Int64 = 0
@@ -35,6 +37,9 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     }
 
     // MARK: The transport's side
+
+    /// A reader takes chunks at its own pace: only `capacity` bytes may wait for it.
+    var needsBackPressure: Bool { true }
 
     func receive(_ head: ResponseHead) throws {
         let waiter = try lock.withLock { () throws -> CheckedContinuation<ResponseHead, any Error>? in
@@ -150,7 +155,11 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
 
     /// Takes the next chunk under the lock, with the transport's resume when it may go on.
     private func take() -> Step {
-        if closed { return .ended }
+        if closed {
+            guard cancellationUnreported else { return .ended }
+            cancellationUnreported = false
+            return .failed(ConveyError.cancelled)
+        }
         if firstChunk < chunks.count {
             let data = chunks[firstChunk]
             firstChunk += 1
@@ -180,9 +189,22 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
         }
     }
 
+    /// Ends the body before its end: like `close()`, but the next `next()` throws
+    /// `ConveyError.cancelled`, so a reader cannot take a cut body for a whole one. A body already
+    /// complete and fully taken stays complete.
+    func cancel() {
+        close(reportingCancellation: true)
+    }
+
     /// The reader has gone: drops what is buffered, refuses whatever comes, wakes every waiter.
     func close() {
+        close(reportingCancellation: false)
+    }
+
+    private func close(reportingCancellation: Bool) {
         let (headWaiter, reader, resume) = lock.withLock {
+            let complete: Bool = if case .finished = end { firstChunk == chunks.count } else { false }
+            if reportingCancellation, !closed, !complete { cancellationUnreported = true }
             closed = true
             chunks.removeAll()
             firstChunk = 0

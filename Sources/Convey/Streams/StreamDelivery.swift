@@ -7,8 +7,8 @@ import FoundationNetworking
 ///
 /// `exchange` starts the transfer in a task of its own and returns once the head arrives, so
 /// the run's hooks, status check and retries all happen before the caller gets the stream. For a
-/// status that becomes an `HTTPError`, up to `errorBodyLimit` bytes of the body are read for the
-/// error and the transfer ends. Streams bypass the cache.
+/// status the task's `statusRule` makes an `HTTPError`, up to `errorBodyLimit` bytes of the body
+/// are read for the error and the transfer ends. Streams bypass the cache.
 @ConveyActor
 struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
@@ -48,7 +48,8 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         current.transfer = transfer
         let head = try await transfer.head()
         var errorBody = Data()
-        if server.configuration.reportBadHTTPStatusAsError, !(200..<300).contains(head.statusCode) {
+        // A status the run will throw for, by the task's `statusRule` as for any task.
+        if StatusRule.throwsError(forStatus: head.statusCode, rule: task.statusRule, followsRedirects: task.followsRedirects) {
             // What the error needs of the body; the rest is never read. A body that breaks off
             // still leaves the status to report.
             while errorBody.count < Self.errorBodyLimit, let chunk = try? await transfer.next() {

@@ -70,6 +70,13 @@ final class StreamTransfer: Sendable {
         sending.cancel()
     }
 
+    /// Ends the transfer at once and drops what is buffered; the reader's next read throws
+    /// `ConveyError.cancelled` unless the whole body had already been taken.
+    func cancel() {
+        buffer.cancel()
+        sending.cancel()
+    }
+
     /// What a failure mid-stream means to the reader: a Convey error saying what and where.
     private static func describe(_ error: any Error, url: URL?, timeout: Duration, delivered: Int64) -> any Error {
         let mapped = TransportErrors.map(error, url: url, timeout: timeout)

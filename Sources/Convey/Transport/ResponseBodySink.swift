@@ -20,11 +20,19 @@ public protocol ResponseBodySink: AnyObject, Sendable {
 
     /// Asks to be told, once, when the sink can take bytes again; calls `resume` at once if it can now.
     func whenReady(_ resume: @escaping @Sendable () -> Void)
+
+    /// Whether the sink counts on the transport to stop reading while it refuses bytes, because
+    /// its reader may take them at any pace (a stream). A transport that cannot pause a transfer
+    /// refuses such a sink rather than buffer without bound: `URLSessionTransport` on Linux.
+    var needsBackPressure: Bool { get }
 }
 
 extension ResponseBodySink {
     /// Calls `resume` at once: this sink never refuses bytes.
     public func whenReady(_ resume: @escaping @Sendable () -> Void) { resume() }
+
+    /// `false`: the sink takes its bytes at the transport's pace.
+    public var needsBackPressure: Bool { false }
 
     /// Delivers a whole response, waiting whenever the sink is full: for transports that only
     /// ever have the whole body. Runs on the caller's executor.

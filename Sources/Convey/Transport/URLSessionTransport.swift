@@ -14,6 +14,11 @@ import FoundationNetworking
 /// own, so on a connection of its own: FoundationNetworking's libcurl re-sends a request on a
 /// fresh connection when a reused one died before any response byte (a bodyless POST arrives
 /// twice; one with a body hangs until its timeout), and Convey cannot set libcurl options there.
+///
+/// On Linux it refuses streams (`stream()`, `events()`, any sink that `needsBackPressure`) with
+/// `ConveyError.transport` of kind `.other` (see `isRefusedStream`): FoundationNetworking cannot
+/// pause a transfer and queues the body for the delegate without bound, so no memory limit
+/// could hold. `CurlTransport`, the Linux default, streams within its bound.
 public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
@@ -67,6 +72,9 @@ public final class URLSessionTransport: ConveyTransport {
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.urlRequest
         if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
+        #if canImport(FoundationNetworking)
+        if sink.needsBackPressure { throw Self.refusedStream(url: urlRequest.url) }
+        #endif
         let timeout = request.timeout.clampedTimeout
         let watchdogNeeded = Self.needsWatchdog(timeout)
         urlRequest.timeoutInterval = watchdogNeeded ? timeout.timeInterval.rounded(.up) + 1 : timeout.timeInterval
@@ -125,6 +133,25 @@ public final class URLSessionTransport: ConveyTransport {
                 }
             }
         }
+    }
+}
+
+extension URLSessionTransport {
+    /// The code of the failure a refused stream carries: `URLError.resourceUnavailable`.
+    private static var refusedStreamCode: Int { URLError.Code.resourceUnavailable.rawValue }
+
+    /// Why a stream is refused on Linux, and what to use instead.
+    static func refusedStream(url: URL?) -> ConveyError {
+        .transport(TransportFailure(
+            kind: .other, code: refusedStreamCode,
+            reason: "URLSessionTransport on Linux does not stream: FoundationNetworking cannot pause a transfer and buffers "
+                + "the body without bound before Convey sees it. Use CurlTransport (the Linux default) for stream() and events()",
+            url: url))
+    }
+
+    /// Whether a failure is the refusal of a stream (on Linux), which no retry or reconnection changes.
+    static func isRefusedStream(_ failure: TransportFailure) -> Bool {
+        failure.kind == .other && failure.code == refusedStreamCode
     }
 }
 
@@ -234,7 +261,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             return
         }
         let follows = update(task) { $0.followsRedirects } ?? true
-        completionHandler(follows ? request : nil)
+        guard follows else {
+            completionHandler(nil)
+            return
+        }
+        // URLSession carries every header field to the next hop, credentials included.
+        var next = request
+        if let from { CrossOriginCredentials.drop(from: &next, goingFrom: from) }
+        completionHandler(next)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,

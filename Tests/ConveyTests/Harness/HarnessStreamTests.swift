@@ -2,14 +2,19 @@
 import Foundation
 import Testing
 
-/// `get --stream` and `get --events` against httpbin and the event server.
+/// `get --stream` and `get --events` against httpbin and the event server, on the platform's
+/// default transport whatever `CONVEY_TRANSPORT` says: URLSession on Linux refuses streams.
 @Suite("Harness streaming on the wire", .wire)
 struct HarnessStreamTests {
+    /// An empty `CONVEY_TRANSPORT` names no transport: the platform's default applies.
+    private static let defaultTransport = ["CONVEY_TRANSPORT": ""]
+
     @Test func streamPrintsEachLineOfTheBody() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
         let httpbin = try TestServers.httpbin().urlString(forPath: "")
-        let run = try await HarnessProcess.run(["get", httpbin + "/stream/4", "--stream"], records: records.url)
+        let run = try await HarnessProcess.run(["get", httpbin + "/stream/4", "--stream"], records: records.url,
+                                               environment: Self.defaultTransport)
 
         #expect(run.status == 0, "\(run.stderr)")
         let lines = run.stdout.split(separator: "\n")
@@ -22,7 +27,8 @@ struct HarnessStreamTests {
         let records = RecordsFolder()
         defer { records.remove() }
         let events = try TestServers.events().urlString(forPath: "")
-        let run = try await HarnessProcess.run(["get", events + "/drop?after=5&total=3", "--events"], records: records.url)
+        let run = try await HarnessProcess.run(["get", events + "/drop?after=5&total=3", "--events"], records: records.url,
+                                               environment: Self.defaultTransport)
 
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.split(separator: "\n").map(String.init) == (1...3).map { #"[message id=\#($0)] {"n": \#($0), "pad": ""}"# })

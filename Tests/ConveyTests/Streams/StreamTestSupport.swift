@@ -8,6 +8,25 @@ struct StreamedGet: ServerTask {
     let path: String
     var queryParameters: [String: String]?
     var configuration: TaskConfiguration?
+    var headers: Headers = [:]
+}
+
+extension TransportKind {
+    /// The transports `stream()` and `events()` run on: all of them but URLSession on Linux, which refuses them.
+    static var streaming: [TransportKind] {
+        #if canImport(FoundationNetworking)
+        allCases.filter { $0 != .urlSession }
+        #else
+        allCases
+        #endif
+    }
+}
+
+/// Header fields that carry credentials, and one that does not, for checking what reaches another origin.
+enum CredentialFields {
+    static let sent: Headers = ["Authorization": "Bearer secret-token", "Cookie": "session=secret-cookie",
+                                "Proxy-Authorization": "Basic c2VjcmV0", "X-API-Key": "secret-key", "X-Other": "kept"]
+    static let credentialNames = ["authorization", "cookie", "proxy-authorization", "x-api-key"]
 }
 
 /// A server on `remote` that sends through a transport of `kind`.

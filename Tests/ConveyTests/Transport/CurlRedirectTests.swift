@@ -60,7 +60,8 @@ struct CurlRedirectTests {
     }
 
     @Test func credentialsStayWithTheirOrigin() throws {
-        let headers = ["Authorization": "Bearer secret", "Cookie": "session=1", "X-Other": "kept"]
+        let headers = ["Authorization": "Bearer secret", "Cookie": "session=1", "Proxy-Authorization": "Basic eA==",
+                       "X-API-Key": "k", "X-Auth-Token": "t", "X-Other": "kept"]
         let sameOrigin = try #require(try CurlRedirect.nextHop(after: response(302, location: "https://API.example:443/x"),
                                                            request: request("GET", headers: headers), url: origin))
         #expect(sameOrigin.request.value(forHTTPHeaderField: "Authorization") == "Bearer secret")
@@ -68,7 +69,13 @@ struct CurlRedirectTests {
                                                           request: request("GET", headers: headers), url: origin))
         #expect(elsewhere.request.value(forHTTPHeaderField: "Authorization") == nil)
         #expect(elsewhere.request.value(forHTTPHeaderField: "Cookie") == nil)
+        #expect(elsewhere.request.value(forHTTPHeaderField: "Proxy-Authorization") == nil)
+        #expect(elsewhere.request.value(forHTTPHeaderField: "X-API-Key") == nil)
+        #expect(elsewhere.request.value(forHTTPHeaderField: "X-Auth-Token") == nil)
         #expect(elsewhere.request.value(forHTTPHeaderField: "X-Other") == "kept")
+        let otherPort = try #require(try CurlRedirect.nextHop(after: response(302, location: "https://api.example:8443/x"),
+                                                          request: request("GET", headers: headers), url: origin))
+        #expect(otherPort.request.value(forHTTPHeaderField: "X-API-Key") == nil)
     }
 
     @Test func finalResponsesAreNotFollowed() throws {

@@ -83,4 +83,38 @@ struct RedirectWireTests {
         let error = await #expect(throws: HTTPError.self) { try await Strict(server: server(kind)).download() }
         #expect(error?.statusCode == 302)
     }
+    /// The header fields a redirect from httpbin to `target` delivered there, as the echo shows them.
+    private func fieldsArriving(at target: String, via kind: TransportKind) async throws -> [String: String] {
+        var request = URLRequest(url: try TestServers.httpbin("/redirect-to?url=\(target)&status_code=302"))
+        for header in CredentialFields.sent { request.setValue(header.value, forHTTPHeaderField: header.name) }
+        let body = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20))).data
+        return try Self.echoedFields(body)
+    }
+
+    /// The fields an echo reported: httpbin's `{"headers": …}` or the event server's `data: {…}`.
+    private static func echoedFields(_ body: Data) throws -> [String: String] {
+        let text = String(decoding: body, as: UTF8.self)
+        if text.hasPrefix("data: ") {
+            let json = text.dropFirst("data: ".count).prefix { $0 != "\n" }
+            return try JSONDecoder().decode([String: String].self, from: Data(json.utf8))
+        }
+        let fields = try JSONDecoder().decode(HTTPBinEcho.self, from: body).headers
+        return Dictionary(fields.map { ($0.key.lowercased(), $0.value) }) { first, _ in first }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func credentialsAreDroppedOnARedirectToAnotherOrigin(_ kind: TransportKind) async throws {
+        let elsewhere = try #require(TestServers.eventsURL).absoluteString + "/headers"
+        let arrived = try await fieldsArriving(at: elsewhere, via: kind)
+        #expect(arrived["x-other"] == "kept")
+        #expect(CredentialFields.credentialNames.filter { arrived[$0] != nil } == [])
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func credentialsStayOnARedirectWithinTheOrigin(_ kind: TransportKind) async throws {
+        let arrived = try await fieldsArriving(at: "/headers", via: kind)
+        #expect(arrived["x-other"] == "kept")
+        #expect(arrived["authorization"] == "Bearer secret-token")
+        #expect(arrived["x-api-key"] == "secret-key")
+    }
 }

@@ -6,8 +6,12 @@ import Foundation
 /// It connects when iteration starts, as a run of the task (hooks, status check, retries before
 /// the head arrive), sending `Accept: text/event-stream` unless the task names its own `Accept`.
 /// When the body ends or the connection breaks (a transport failure or the idle timeout), it
-/// waits the reconnection time (the server's last `retry:`, else `Configuration.reconnectionTime`)
-/// and connects again with `Last-Event-ID` set to the last `id:` received. It ends:
+/// waits and connects again with `Last-Event-ID` set to the last `id:` received. The wait is the
+/// reconnection time (the server's last `retry:`, else `Configuration.reconnectionTime`) held
+/// between `minimumReconnectionTime` (1 s) and `maximumReconnectionTime` (60 s), and doubled for
+/// each connection in a row that brought no event (failed, or ended without one), up to that
+/// maximum; an event brings it back to the reconnection time. So a server that closes at once,
+/// even with `retry: 0`, is asked again less and less often. It ends:
 /// - normally, when a response is `204 No Content`;
 /// - with the error, for a status outside 2xx (`HTTPError`), a `Content-Type` other than
 ///   `text/event-stream` (`ConveyError.decodingFailed`), an event over the size limit
@@ -24,6 +28,11 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         public var reconnects: Bool
         /// How long to wait before reconnecting until the server sends `retry:`. Default: 3 s.
         public var reconnectionTime: Duration
+        /// The shortest wait before reconnecting, whatever `retry:` or `reconnectionTime` say. Default: 1 s.
+        public var minimumReconnectionTime: Duration
+        /// The longest wait before reconnecting, whatever `retry:` says and however long the
+        /// backoff has grown. Default: 60 s.
+        public var maximumReconnectionTime: Duration
         /// Connection attempts in a row that may fail before the response head arrives (no
         /// server, a reset) before the reader gives up with the last error. Default: 5.
         public var maximumConsecutiveFailures: Int
@@ -36,11 +45,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         public var sleep: @Sendable (Duration) async throws -> Void
 
         /// Creates a configuration; every parameter has the documented default.
-        public init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3), maximumConsecutiveFailures: Int = 5,
-                    lastEventID: String? = nil, maximumEventSize: Int = 1 << 20,
+        public init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
+                    minimumReconnectionTime: Duration = .seconds(1), maximumReconnectionTime: Duration = .seconds(60),
+                    maximumConsecutiveFailures: Int = 5, lastEventID: String? = nil, maximumEventSize: Int = 1 << 20,
                     sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
             self.reconnects = reconnects
             self.reconnectionTime = reconnectionTime
+            self.minimumReconnectionTime = minimumReconnectionTime
+            self.maximumReconnectionTime = maximumReconnectionTime
             self.maximumConsecutiveFailures = maximumConsecutiveFailures
             self.lastEventID = lastEventID
             self.maximumEventSize = maximumEventSize
@@ -72,6 +84,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         private var ready = ReadyQueue<ServerSentEvent>()
         private var connections = 0
         private var consecutiveFailures = 0
+        /// Connection attempts since an event last arrived: what the backoff doubles for.
+        private var connectionsWithoutEvent = 0
         private var ended = false
 
         init(configuration: Configuration, connect: @escaping Connect) {
@@ -115,13 +129,18 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 return
             }
             body = current
-            try parser.feed(chunk) { ready.append($0) }
+            try parser.feed(chunk) { event in
+                ready.append(event)
+                connectionsWithoutEvent = 0
+            }
         }
 
         /// Opens a connection, after the reconnection time unless it is the first.
         private mutating func open() async throws {
             if connections > 0 {
-                let wait = parser.retryMilliseconds.map { Duration.milliseconds($0) } ?? configuration.reconnectionTime
+                let wait = Self.reconnectionWait(
+                    base: parser.retryMilliseconds.map { Duration.milliseconds($0) } ?? configuration.reconnectionTime,
+                    connectionsWithoutEvent: connectionsWithoutEvent, configuration: configuration)
                 do {
                     try await configuration.sleep(wait)
                 } catch {
@@ -130,6 +149,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 if Task.isCancelled { throw ConveyError.cancelled }
             }
             connections += 1
+            connectionsWithoutEvent += 1
             let response: ServerResponse<ResponseStream>
             do {
                 response = try await connect(parser.lastEventID.isEmpty ? nil : parser.lastEventID)
@@ -157,10 +177,25 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             body = response.payload.makeAsyncIterator()
         }
 
-        /// Whether an error means the connection dropped, so reconnecting may help.
+        /// The wait before the next connection: `base` held between the configured minimum and
+        /// maximum, doubled for each connection without an event after the first, up to the maximum.
+        static func reconnectionWait(base: Duration, connectionsWithoutEvent: Int, configuration: Configuration) -> Duration {
+            let maximum = configuration.maximumReconnectionTime
+            // Clamped before doubling, so a huge `retry:` cannot overflow.
+            var wait = Swift.min(Swift.max(base, configuration.minimumReconnectionTime), maximum)
+            var doublings = connectionsWithoutEvent - 1
+            while doublings > 0, wait < maximum {
+                wait = Swift.min(wait * 2, maximum)
+                doublings -= 1
+            }
+            return wait
+        }
+
+        /// Whether an error means the connection dropped, so reconnecting may help. A transport
+        /// that refuses streams refuses every connection alike.
         private static func isDrop(_ error: any Error) -> Bool {
             switch error {
-            case ConveyError.transport: true
+            case ConveyError.transport(let failure): !URLSessionTransport.isRefusedStream(failure)
             case ConveyError.timedOut(let failure): failure.kind == .attempt
             default: false
             }

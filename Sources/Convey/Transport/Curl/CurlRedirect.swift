@@ -9,7 +9,7 @@ import FoundationNetworking
 ///
 /// 301, 302, 303 and 305–308 with a `Location` are followed; a 303 turns any method but HEAD
 /// into a body-less GET, and a 301 or 302 turns POST into GET; other methods keep their body.
-/// Credentials and cookies set as headers are not sent to another origin.
+/// Credentials set as headers (`CrossOriginCredentials`) are not sent to another origin.
 enum CurlRedirect {
     /// The next hop of a redirect chain.
     struct Hop {
@@ -47,21 +47,8 @@ enum CurlRedirect {
         } else if request.httpBodyStream != nil {
             return nil
         }
-        if !sameOrigin(url, target) {
-            next.setValue(nil, forHTTPHeaderField: "Authorization")
-            next.setValue(nil, forHTTPHeaderField: "Cookie")
-        }
+        CrossOriginCredentials.drop(from: &next, goingFrom: url)
         return Hop(request: next, url: target, resendsBody: !becomesGET)
-    }
-
-    private static func sameOrigin(_ first: URL, _ second: URL) -> Bool {
-        first.scheme?.lowercased() == second.scheme?.lowercased()
-            && first.host?.lowercased() == second.host?.lowercased()
-            && effectivePort(first) == effectivePort(second)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
     }
 }
 #endif
