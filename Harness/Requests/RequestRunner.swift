@@ -23,7 +23,12 @@ enum RequestRunner {
         var response: ServerResponse<Data>?
         var failure: (any Error)?
         do {
-            if let file = output.outputFile {
+            if let file = output.outputFile, isDevice(file) {
+                // `-o /dev/null` and the like: written as curl does, never replaced by a downloaded file.
+                let fetched = try await download(task)
+                try writeBody(fetched.data, to: file)
+                response = fetched.map { _ in Data() }
+            } else if let file = output.outputFile {
                 // Streamed to disk as it arrives; the report carries the exchange, not the body.
                 response = try await task.download(to: file, resuming: output.continuesPartialFile).map { _ in Data() }
             } else {
@@ -43,5 +48,17 @@ enum RequestRunner {
 
     private static func download<Task: ManualTask>(_ task: Task) async throws -> ServerResponse<Data> {
         try await task.download()
+    }
+
+    /// Whether `file` is a character device or a FIFO, which a download would refuse to replace.
+    private static func isDevice(_ file: URL) -> Bool {
+        let type = (try? FileManager.default.attributesOfItem(atPath: file.path)[.type]) as? FileAttributeType
+        return type == .typeCharacterSpecial || type == .typeBlockSpecial || type == .typeUnknown
+    }
+
+    private static func writeBody(_ data: Data, to file: URL) throws {
+        let handle = try FileHandle(forWritingTo: file)
+        defer { try? handle.close() }
+        try handle.write(contentsOf: data)
     }
 }

@@ -89,6 +89,7 @@ final class PartialClaim: @unchecked Sendable {
         self.partial = partial
         let path = partial.file.path
         do {
+            try Self.checkReplaceable(partial.destination)
             try OwnerOnlyFiles.createFolder(atPath: partial.destination.deletingLastPathComponent().path)
             for _ in 0..<Self.attempts {
                 let opened = try OwnerOnlyFiles.openOrCreate(atPath: path, mode: mode)
@@ -120,6 +121,17 @@ final class PartialClaim: @unchecked Sendable {
 
     deinit {
         if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Throws unless `destination` is absent, a regular file or a link (which the final rename
+    /// replaces): a device such as `/dev/null`, a FIFO, a socket or a folder is never replaced.
+    private static func checkReplaceable(_ destination: URL) throws(ConveyError) {
+        var info = stat()
+        guard lstat(destination.path, &info) == 0 else { return }
+        let type = info.st_mode & S_IFMT
+        guard type != S_IFREG, type != S_IFLNK else { return }
+        let what = type == S_IFDIR ? "a folder" : type == S_IFIFO ? "a FIFO" : type == S_IFSOCK ? "a socket" : "a device"
+        throw .downloadFailed(DownloadFailure(destination: destination, reason: "it is \(what), not a regular file, and is never replaced"))
     }
 
     /// Where a download of `url` can resume, or `nil`: no bytes, no record, another URL.
@@ -156,6 +168,7 @@ final class PartialClaim: @unchecked Sendable {
     /// Puts the finished file in place of `destination` in one step, replacing what was there
     /// (a link there is replaced, not followed), and lets go of the claim.
     func commit() throws(ConveyError) {
+        try Self.checkReplaceable(partial.destination)
         guard rename(partial.file.path, partial.destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
             throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "could not move the finished file into place: \(reason)"))

@@ -57,6 +57,11 @@ public final class CurlTransport: ConveyTransport {
     public let configuration: Configuration
     private let pool: CurlHandlePool
 
+    /// How many of this transport's transfers are on the wire now (0 once every send has returned).
+    func transfersOnTheWire() async -> Int {
+        await CurlEventLoop.shared.transfersOnTheWire(of: pool)
+    }
+
     /// Creates a transport with its own cookie jar and handle pool on the process's event loop.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration

@@ -83,6 +83,20 @@ struct DownloadFileSafetyTests {
         }
     }
 
+    /// A download to `/dev/null` once replaced the device with a regular file; a FIFO stands in for
+    /// the device here, so that a regression cannot break the machine running the suite.
+    @Test func aDestinationThatIsNotARegularFileIsNeverReplaced() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let destination = folder.appending(path: "device")
+            try makeFIFO(at: destination)
+            let error = await #expect(throws: ConveyError.self) { try await Fetch(server: try server(wholeFile())).download(to: destination) }
+            #expect(downloadFailure(error)?.reason == "it is a FIFO, not a regular file, and is never replaced")
+            let type = try FileManager.default.attributesOfItem(atPath: destination.path)[.type] as? FileAttributeType
+            #expect(type != .typeRegular)
+            #expect(!FileManager.default.fileExists(atPath: PartialDownload(destination: destination).file.path))
+        }
+    }
+
     // MARK: Permissions
 
     @Test func theFileAndTheFoldersCreatedForItAreOwnerOnly() async throws {

@@ -96,6 +96,8 @@ struct HarnessWireTests {
 
         #expect(run.status == 0)
         #expect(run.stderr.contains("100%"))
+        let type = try FileManager.default.attributesOfItem(atPath: "/dev/null")[.type] as? FileAttributeType
+        #expect(type == .typeCharacterSpecial, "-o /dev/null writes into the device and never replaces it")
     }
 
     @Test func demoAgainstHTTPBinBehaves() async throws {

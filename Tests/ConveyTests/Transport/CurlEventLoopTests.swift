@@ -8,14 +8,12 @@ import Testing
 
 /// The process's curl event loop on its own: transfers started and cancelled from many threads at
 /// once, cancellations racing completions, pauses and resumes from other threads. Each test ends
-/// by asking the loop how many transfers it still holds: none may be left behind.
+/// by asking the loop how many of the test's transfers it still holds: none may be left behind.
 ///
 /// The loop lives as long as the process (it is `@ConveyActor`'s executor), so there is no
 /// shutdown to test; what must hold instead is that it lets go of every transfer.
 @Suite("Curl event loop", .wire, .serialized)
 struct CurlEventLoopTests {
-    private let loop = CurlEventLoop.shared
-
     @Test(.timeLimit(.minutes(1)))
     func transfersStartedFromManyThreadsAllCompleteAndLeaveNothingBehind() async throws {
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 4))
@@ -29,7 +27,7 @@ struct CurlEventLoopTests {
             return try await group.reduce(into: [Int]()) { $0.append($1) }
         }
         #expect(sizes == Array(repeating: 1024, count: 300))
-        #expect(await loop.transfersOnTheWire() == 0)
+        #expect(await transport.transfersOnTheWire() == 0)
     }
 
     @ConveyActor
@@ -67,7 +65,7 @@ struct CurlEventLoopTests {
             }
         }
         #expect(completed + cancelled == 300)
-        #expect(await loop.transfersOnTheWire() == 0)
+        #expect(await transport.transfersOnTheWire() == 0)
         // The loop still works after the storm.
         #expect(try await transport.send(url).data.count == 1024)
     }
@@ -82,7 +80,7 @@ struct CurlEventLoopTests {
         #expect(sink.received == 16 << 20)
         #expect(sink.pauses > 0, "the sink refused bytes, so the transfer paused")
         #expect(sink.checksum == StutteringSink.checksum(ofFile: try #require(ProcessInfo.processInfo.environment["CONVEY_NGINX_ROOT"]) + "/16m.bin"))
-        #expect(await loop.transfersOnTheWire() == 0)
+        #expect(await transport.transfersOnTheWire() == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))
@@ -95,7 +93,7 @@ struct CurlEventLoopTests {
         send.cancel()
         let failure = await send.result.failure
         #expect((failure as? URLError)?.code == .cancelled)
-        #expect(await loop.transfersOnTheWire() == 0)
+        #expect(await transport.transfersOnTheWire() == 0)
     }
 }
 

@@ -36,8 +36,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
         case resume(CurlTransfer)
-        /// Reports how many transfers are on the wire, counted on the loop thread.
-        case countTransfers(@Sendable (Int) -> Void)
+        /// Reports how many transfers of one transport are on the wire, counted on the loop thread.
+        case countTransfers(CurlHandlePool, @Sendable (Int) -> Void)
     }
 
     /// What other threads and the loop share, behind one lock.
@@ -128,11 +128,11 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
         submit(.resume(transfer))
     }
 
-    /// How many transfers are on the wire now, counted on the loop thread after every command
-    /// queued before this call (for tests and diagnostics: 0 once every send has returned).
-    func transfersOnTheWire() async -> Int {
+    /// How many transfers of the transport owning `pool` are on the wire now, counted on the loop
+    /// thread after every command queued before this call (0 once every send has returned).
+    func transfersOnTheWire(of pool: CurlHandlePool) async -> Int {
         await withCheckedContinuation { continuation in
-            submit(.countTransfers { continuation.resume(returning: $0) })
+            submit(.countTransfers(pool) { continuation.resume(returning: $0) })
         }
     }
 
@@ -238,8 +238,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
             performing = true
             _ = curl_easy_pause(transfer.easy.raw, CURLPAUSE_CONT)
             performing = false
-        case .countTransfers(let report):
-            report(active.count)
+        case .countTransfers(let pool, let report):
+            report(active.values.count { $0.pool === pool })
         }
     }
 
