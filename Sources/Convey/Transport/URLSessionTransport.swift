@@ -24,6 +24,10 @@ public final class URLSessionTransport: ConveyTransport {
     private let delegate: SessionDelegate
     private let timeout: Duration
     private let waitsForConnectivity: Bool
+    #if canImport(FoundationNetworking)
+    /// This transport's cookies (FoundationNetworking's storage is process-wide and on disk).
+    private let cookies = TransportCookieJar()
+    #endif
 
     /// Creates a transport with its own session.
     ///
@@ -34,7 +38,11 @@ public final class URLSessionTransport: ConveyTransport {
     public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false) {
         self.timeout = timeout
         self.waitsForConnectivity = waitsForConnectivity
-        delegate = SessionDelegate()
+        #if canImport(FoundationNetworking)
+        delegate = SessionDelegate(cookies: cookies)
+        #else
+        delegate = SessionDelegate(cookies: nil)
+        #endif
         session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
                              delegate: delegate, delegateQueue: nil)
     }
@@ -44,6 +52,11 @@ public final class URLSessionTransport: ConveyTransport {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout.clampedTimeout.timeInterval
+        #if canImport(FoundationNetworking)
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        #endif
         #if canImport(Darwin)
         configuration.waitsForConnectivity = waitsForConnectivity
         #endif
@@ -56,7 +69,7 @@ public final class URLSessionTransport: ConveyTransport {
     private func channel(for request: URLRequest) -> (URLSession, SessionDelegate, ownSession: Bool) {
         #if canImport(FoundationNetworking)
         if !HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent {
-            let delegate = SessionDelegate()
+            let delegate = SessionDelegate(cookies: cookies)
             let session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
                                      delegate: delegate, delegateQueue: nil)
             return (session, delegate, true)
@@ -74,6 +87,7 @@ public final class URLSessionTransport: ConveyTransport {
         if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
         #if canImport(FoundationNetworking)
         if sink.needsBackPressure { throw Self.refusedStream(url: urlRequest.url) }
+        cookies.addCookies(to: &urlRequest)
         #endif
         let timeout = request.timeout.clampedTimeout
         let watchdogNeeded = Self.needsWatchdog(timeout)
@@ -197,6 +211,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     private let lock = NSLock()
     private var transfers: [Int: Transfer] = [:]
+    /// The transport's own cookie jar on Linux; `nil` on Apple platforms, where the system's storage is used.
+    private let cookies: TransportCookieJar?
+
+    init(cookies: TransportCookieJar?) {
+        self.cookies = cookies
+    }
     private static var maximumPendingBytes: Int { 16 << 20 }
 
     func begin(_ task: URLSessionTask, continuation: CheckedContinuation<ExchangeMetrics, any Error>,
@@ -268,6 +288,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         // URLSession carries every header field to the next hop, credentials included.
         var next = request
         if let from { CrossOriginCredentials.drop(from: &next, goingFrom: from) }
+        cookies?.store(from: response)
+        cookies?.addCookies(to: &next)
         completionHandler(next)
     }
 
@@ -279,6 +301,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             transfer.metrics.firstByte = transfer.started.duration(to: .now)
             return transfer.sink
         }
+        if let http = response as? HTTPURLResponse { cookies?.store(from: http) }
         if let sink, let http = response as? HTTPURLResponse {
             do {
                 try sink.receive(ResponseHead(http, url: dataTask.currentRequest?.url))

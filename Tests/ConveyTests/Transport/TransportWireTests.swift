@@ -267,6 +267,24 @@ extension TransportWireTests {
         let object = try JSONDecoder().decode([String: [String: String]].self, from: sent.data)
         #expect(object["cookies"]?[name] == "yes")
     }
+
+    /// FoundationNetworking's own storage is process-wide and saved under the home folder; each
+    /// transport keeps its cookies to itself, in memory.
+    @Test(arguments: TransportKind.allCases)
+    func cookiesStayWithTheTransportThatReceivedThem(_ kind: TransportKind) async throws {
+        let name = "c\(UInt32.random(in: 0...UInt32.max))"
+        let receiver = kind.make()
+        _ = try await receiver.send(try TestServers.httpbin("/cookies/set?\(name)=secret"))
+        let other = try await kind.make().send(try TestServers.httpbin("/cookies"))
+        let cookies = try JSONDecoder().decode([String: [String: String]].self, from: other.data)["cookies"]
+        #expect(cookies?[name] == nil)
+        let saved = FileManager.default.homeDirectoryForCurrentUser.appending(path: ".local/share")
+        let files = FileManager.default.enumerator(at: saved, includingPropertiesForKeys: nil)?.allObjects as? [URL] ?? []
+        for file in files where file.lastPathComponent.hasPrefix(".cookies") {
+            let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+            #expect(!text.contains(name), "\(file.path) holds the cookie")
+        }
+    }
 }
 
 extension TransportWireTests {
