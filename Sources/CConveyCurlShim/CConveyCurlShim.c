@@ -39,6 +39,10 @@ CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *val
     return curl_easy_getinfo(easy, info, value);
 }
 
+CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
