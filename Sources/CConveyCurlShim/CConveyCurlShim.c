@@ -83,6 +83,9 @@ convey_curl_share *convey_curl_share_create(void) {
     curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share);
     curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    // Connections too: a transport never reuses another's (libcurl matches TLS settings before
+    // reusing, but not proxy credentials nor the HTTP version asked for).
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     return share;
 }
 

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// Every curl transport in the process shares one event loop thread, which is also the executor
 /// of `@ConveyActor`: a run on the actor starts its transfer, gets its head and body and is
 /// resumed on that thread, with no hand-off between threads. Each transport keeps its own cookie
-/// jar, TLS sessions, pooled easy handles and per-host connection limit. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
+/// jar, TLS sessions, connections, pooled easy handles and per-host connection limit. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
 /// Requests ask for `gzip, deflate` unless they name their own `Accept-Encoding`; Convey decodes
 /// those itself, checking their integrity (a truncated or corrupt body is an error), and hands
 /// any other coding through undecoded with its `Content-Encoding`. The head and body go to the
