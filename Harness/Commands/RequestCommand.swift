@@ -32,11 +32,11 @@ enum RequestCommand {
                     return settings.console.report(error)
                 }
                 if let streamMode {
-                    return await StreamRunner.run(target: request.target, transport: request.transport, mode: streamMode, settings: settings) { server throws(LocalFailure) in
+                    return await StreamRunner.run(target: request.target, transport: request.transport, connection: request.connection, mode: streamMode, settings: settings) { server throws(LocalFailure) in
                         try request.task(on: server, method: method)
                     }
                 }
-                return await RequestRunner.run(target: request.target, transport: request.transport, method: method, output: output, settings: settings) { server throws(LocalFailure) in
+                return await RequestRunner.run(target: request.target, transport: request.transport, connection: request.connection, method: method, output: output, settings: settings) { server throws(LocalFailure) in
                     try request.task(on: server, method: method)
                 }
             })

@@ -27,8 +27,10 @@ enum ReplayCommand {
         let echo: TaskEchoStyle
         let timeout: Duration?
         let transport: BuiltInTransport
+        let connection: ConnectionOptions
         do throws(UsageError) {
             transport = try HarnessTransport.resolve(arguments.value("transport"), command: "replay")
+            connection = try ConnectionOptions(arguments, command: "replay")
             overrides = try RequestOptions.headers(arguments.all("header"), command: "replay")
             output = try OutputOptions(arguments, command: "replay")
             echo = try EchoChoice.style(arguments.value("echo"), command: "replay")
@@ -53,7 +55,7 @@ enum ReplayCommand {
             return console.report(error)
         }
         if !output.json { console.err(console.styledError("Replaying record \(replay.number): \(replay.record.method) \(replay.record.url ?? "")", .dim)) }
-        return await RequestRunner.run(target: target, transport: transport, method: replay.method, output: output, settings: settings) { server in
+        return await RequestRunner.run(target: target, transport: transport, connection: connection, method: replay.method, output: output, settings: settings) { server in
             let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [:],
                                         headers: replay.headers, echoStyle: echo, timeout: timeout)
             return RawManualTask(request: request, body: replay.body)

@@ -21,10 +21,12 @@ enum HarnessTransport {
     }
 
     /// Gives `server` its transport: the embedded server's stub, or the chosen built-in one
-    /// (through the server's configuration); wrapped to report progress when `progress` is given.
+    /// (through the server's configuration, with `connection`'s TLS, proxy and HTTP version); wrapped to report progress when `progress` is given.
     @ConveyActor
-    static func install(on server: ConveyServer, target: RemoteTarget, builtIn: BuiltInTransport, progress: ProgressBar? = nil) {
+    static func install(on server: ConveyServer, target: RemoteTarget, builtIn: BuiltInTransport,
+                        connection: ConnectionOptions = ConnectionOptions(), progress: ProgressBar? = nil) {
         server.configuration.builtInTransport = builtIn
+        connection.apply(to: &server.configuration)
         if case .embedded = target { server.transport = StubTransport(EmbeddedHTTPBin.respond(to:)) }
         if let progress { server.transport = ProgressReportingTransport(base: server.transport, bar: progress) }
     }

@@ -20,6 +20,7 @@ struct RequestOptions: Sendable {
     static let requestOptions: [OptionSpec] = [
         RemoteTarget.option,
         HarnessTransport.option,
+    ] + ConnectionOptions.options + [
         OptionSpec(["-H", "--header"], value: "'NAME: VALUE'", help: "add a request header (repeatable)"),
         OptionSpec(["--timeout"], value: "SECONDS", help: "fail an attempt that waits longer than this for data (default 60)"),
         OptionSpec(["--echo"], value: "STYLES", help: "also print Convey's echo to stderr: " + EchoChoice.names + " (comma-separated)"),
@@ -39,6 +40,8 @@ struct RequestOptions: Sendable {
 
     let target: RemoteTarget
     let transport: BuiltInTransport
+    /// TLS, proxy and HTTP version (`--cacert`, `-x`, `--http1.1`, …).
+    let connection: ConnectionOptions
     let path: String
     let query: [String: String]
     let headers: Headers
@@ -70,6 +73,7 @@ struct RequestOptions: Sendable {
             path = given
         }
         transport = try HarnessTransport.resolve(arguments.value("transport"), command: command)
+        connection = try ConnectionOptions(arguments, command: command)
         query = try Self.pairs(arguments.all("query"), option: "-q", command: command)
         headers = try Self.headers(arguments.all("header"), command: command)
         body = try Self.body(arguments, command: command)

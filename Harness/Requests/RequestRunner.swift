@@ -5,13 +5,16 @@ import Foundation
 @ConveyActor
 enum RequestRunner {
     /// Builds a server for `target` on `transport`, makes the task with `makeTask`, sends it, prints the result.
-    static func run(target: RemoteTarget, transport: BuiltInTransport, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
+    static func run(target: RemoteTarget, transport: BuiltInTransport, connection: ConnectionOptions = ConnectionOptions(),
+                    method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
         configuration.recorder = settings.recorderForRequests()
         let server = ConveyServer(remote: target.remote, configuration: configuration)
-        HarnessTransport.install(on: server, target: target, builtIn: transport, progress: output.progressBar(console: console))
+        if let warning = connection.insecureWarning { console.err(console.styledError(warning, .yellow)) }
+        HarnessTransport.install(on: server, target: target, builtIn: transport, connection: connection,
+                                 progress: output.progressBar(console: console))
         let task: any ManualTask
         do {
             task = try makeTask(server)

@@ -5,12 +5,14 @@ import Foundation
 /// server-sent events (`--events`). Ctrl-C ends the transfer and exits with 130.
 @ConveyActor
 enum StreamRunner {
-    static func run(target: RemoteTarget, transport: BuiltInTransport, mode: StreamOptions.Mode, settings: HarnessSettings,
+    static func run(target: RemoteTarget, transport: BuiltInTransport, connection: ConnectionOptions = ConnectionOptions(),
+                    mode: StreamOptions.Mode, settings: HarnessSettings,
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         let configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
         let server = ConveyServer(remote: target.remote, configuration: configuration)
-        HarnessTransport.install(on: server, target: target, builtIn: transport)
+        if let warning = connection.insecureWarning { console.err(console.styledError(warning, .yellow)) }
+        HarnessTransport.install(on: server, target: target, builtIn: transport, connection: connection)
         let task: any ManualTask
         do {
             task = try makeTask(server)

@@ -39,6 +39,10 @@ CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *val
     return curl_easy_getinfo(easy, info, value);
 }
 
+CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
@@ -79,6 +83,9 @@ convey_curl_share *convey_curl_share_create(void) {
     curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share);
     curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+    // Connections too: a transport never reuses another's (libcurl matches TLS settings before
+    // reusing, but not proxy credentials nor the HTTP version asked for).
+    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     return share;
 }
 

@@ -97,12 +97,32 @@ typedef enum {
     CURLOPT_REDIR_PROTOCOLS = 182,
     CURLOPT_PROTOCOLS_STR = 10318,
     CURLOPT_REDIR_PROTOCOLS_STR = 10319,
+    // TLS: trust, pinning, versions, client certificates.
+    CURLOPT_SSLCERT = 10025,
+    CURLOPT_KEYPASSWD = 10026,
+    CURLOPT_SSLVERSION = 32,
+    CURLOPT_SSL_VERIFYPEER = 64,
+    CURLOPT_SSL_VERIFYHOST = 81,
+    CURLOPT_SSLCERTTYPE = 10086,
+    CURLOPT_SSLKEY = 10087,
+    CURLOPT_SSLKEYTYPE = 10088,
+    CURLOPT_CAPATH = 10097,
+    CURLOPT_PINNEDPUBLICKEY = 10230,
+    CURLOPT_CAINFO_BLOB = 40309,
+    // Proxies and HTTP versions.
+    CURLOPT_PROXY = 10004,
+    CURLOPT_HTTPPROXYTUNNEL = 61,
+    CURLOPT_HTTP_VERSION = 84,
+    CURLOPT_PROXYUSERNAME = 10175,
+    CURLOPT_PROXYPASSWORD = 10176,
+    CURLOPT_NOPROXY = 10177,
 } CURLoption;
 
 // MARK: Transfer information (numbered by result type: string, long, curl_off_t)
 
 typedef enum {
     CURLINFO_EFFECTIVE_URL = 0x100000 + 1,
+    CURLINFO_CAINFO = 0x100000 + 61,
     CURLINFO_RESPONSE_CODE = 0x200000 + 2,
     CURLINFO_OS_ERRNO = 0x200000 + 25,
     CURLINFO_NUM_CONNECTS = 0x200000 + 26,
@@ -128,6 +148,21 @@ enum {
     CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE = 5,
     CURL_HTTP_VERSION_3 = 30,
 };
+
+// CURLOPT_SSLVERSION: the lowest TLS version to accept.
+enum {
+    CURL_SSLVERSION_TLSv1_2 = 6,
+    CURL_SSLVERSION_TLSv1_3 = 7,
+};
+
+// CURLOPT_CAINFO_BLOB's argument. CURL_BLOB_NOCOPY: curl reads `data` in place; it must outlive the handle.
+struct curl_blob {
+    void *data;
+    size_t len;
+    unsigned int flags;
+};
+#define CURL_BLOB_NOCOPY 0
+#define CURL_BLOB_COPY 1
 
 #define CURL_GLOBAL_ALL 3
 #define CURL_ERROR_SIZE 256

@@ -24,6 +24,8 @@ CURLcode convey_curl_easy_setopt_prereq(CURL *easy, convey_curl_prereq_callback 
 
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
+/// A string curl owns (NULL when it has none), valid until the handle changes or is cleaned up.
+CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
 
 CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 

@@ -39,7 +39,9 @@ open class ConveyServer: ConveyServerable {
         didSet {
             if oldValue.defaultTimeout != configuration.defaultTimeout
                 || oldValue.waitsForConnectivity != configuration.waitsForConnectivity
-                || oldValue.builtInTransport != configuration.builtInTransport {
+                || oldValue.builtInTransport != configuration.builtInTransport
+                || oldValue.tls != configuration.tls || oldValue.proxy != configuration.proxy
+                || oldValue.httpVersion != configuration.httpVersion {
                 standardTransport = nil
             }
         }

@@ -73,6 +73,16 @@ public struct ServerConfiguration: Sendable {
     /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
     /// See Docs/transports.md.
     public var builtInTransport: BuiltInTransport = .platformDefault
+    /// How the built-in transport secures connections: trust roots, pinned public keys, the lowest
+    /// TLS version, a client certificate. Default: the system's trust, no pins, TLS 1.2 or later.
+    /// Only `CurlTransport` does more than the default; see Docs/tls-and-proxies.md.
+    public var tls = TLSConfiguration()
+    /// The built-in transport's proxy. Default: `.environment` (`http_proxy`, `https_proxy`, `no_proxy`).
+    /// Only `CurlTransport` takes an explicit one; see Docs/tls-and-proxies.md.
+    public var proxy = ProxyConfiguration.environment
+    /// The HTTP version the built-in transport asks for. Default: `.automatic`, HTTP/2 over TLS
+    /// when the server offers it. `URLSessionTransport` leaves the choice to URLSession.
+    public var httpVersion = HTTPVersionPreference.automatic
     /// The most bytes a response body held in memory may have, counted after decompression; a
     /// larger one stops at once with `ConveyError.responseTooLarge`. Default: 100 MiB. `nil`: no
     /// limit. Tasks override it with `TaskConfiguration.maximumResponseSize`; downloads to a file

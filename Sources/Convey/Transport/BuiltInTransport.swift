@@ -28,11 +28,16 @@ public enum BuiltInTransport: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    /// Makes the transport for a server's configuration: a new one, with its own connections.
+    /// Makes the transport for a server's configuration: a new one, with its own connections,
+    /// and the configuration's `tls`, `proxy` and `httpVersion`.
     public func make(for configuration: ServerConfiguration) -> any ConveyTransport {
         #if canImport(CConveyCurlShim)
-        if self == .curl { return CurlTransport() }
+        if self == .curl {
+            return CurlTransport(configuration: CurlTransport.Configuration(
+                tls: configuration.tls, proxy: configuration.proxy, httpVersion: configuration.httpVersion))
+        }
         #endif
-        return URLSessionTransport(timeout: configuration.defaultTimeout, waitsForConnectivity: configuration.waitsForConnectivity)
+        return URLSessionTransport(timeout: configuration.defaultTimeout, waitsForConnectivity: configuration.waitsForConnectivity,
+                                   tls: configuration.tls, proxy: configuration.proxy)
     }
 }

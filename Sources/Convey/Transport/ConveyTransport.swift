@@ -56,6 +56,10 @@ public struct TransportRequest: Sendable {
     /// The most bytes the response's status line and header fields may take; a larger head
     /// fails with `ConveyError.responseTooLarge` as soon as it passes this.
     public var maximumResponseHeadSize: Int = TransportRequest.defaultMaximumResponseHeadSize
+    /// The HTTP version to ask for instead of the transport's own (`HTTPVersionPreference`), such
+    /// as `.http1_1` for a server whose HTTP/2 is broken. Default: `nil`, the transport's.
+    /// `URLSessionTransport` cannot choose: it leaves the version to URLSession.
+    public var httpVersion: HTTPVersionPreference?
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }

@@ -10,13 +10,14 @@ import FoundationNetworking
 /// Every curl transport in the process shares one event loop thread, which is also the executor
 /// of `@ConveyActor`: a run on the actor starts its transfer, gets its head and body and is
 /// resumed on that thread, with no hand-off between threads. Each transport keeps its own cookie
-/// jar, TLS sessions, pooled easy handles and per-host connection limit. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
+/// jar, TLS sessions, connections, pooled easy handles and per-host connection limit. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
 /// Requests ask for `gzip, deflate` unless they name their own `Accept-Encoding`; Convey decodes
 /// those itself, checking their integrity (a truncated or corrupt body is an error), and hands
 /// any other coding through undecoded with its `Content-Encoding`. The head and body go to the
 /// pipeline's sink as they arrive; a full sink pauses the transfer. TLS is verified against
-/// the system's CA store, proxies come from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and HTTP/2 is used over
-/// TLS when the server offers it. A 401 comes back at once (no credential is ever answered).
+/// the system's CA store and proxies come from the environment (`http_proxy`, `https_proxy`,
+/// `no_proxy`) unless `tls` and `proxy` say otherwise; HTTP/2 is used over TLS when the server
+/// offers it, many requests sharing one connection (see Docs/tls-and-proxies.md). A 401 comes back at once (no credential is ever answered).
 /// Cancelling the calling task removes the transfer at once.
 ///
 /// Builds with no libcurl development headers: Convey declares the libcurl functions it calls and
@@ -33,25 +34,57 @@ public final class CurlTransport: ConveyTransport {
         /// The most time one exchange may take, redirects included, however fast data moves;
         /// enforced by curl (`CURLOPT_TIMEOUT_MS`). Default: `nil`, no limit beyond the idle timeout.
         public var totalTimeout: Duration?
-        /// A PEM file of the certificate authorities to trust instead of the system's store, for
-        /// servers with a private CA. Default: `nil`, the system's store.
-        public var trustedCertificatesFile: URL?
         /// Whether cookies the server sets are kept, in memory for this transport, and sent back
         /// with later requests, as URLSession does. Default: `true`.
         public var storesCookies: Bool
+        /// Trust roots, pinned public keys, the lowest TLS version and the client certificate.
+        /// Default: the system's store, no pins, TLS 1.2 or later, no certificate.
+        public var tls: TLSConfiguration
+        /// The proxy. Default: `.environment` (`http_proxy`, `https_proxy`, `no_proxy`).
+        public var proxy: ProxyConfiguration
+        /// The HTTP version asked for unless a request names its own. Default: `.automatic`,
+        /// HTTP/2 over TLS when the server offers it.
+        public var httpVersion: HTTPVersionPreference
+        /// Requests at once to one host over one HTTP/2 or HTTP/3 connection, once the host has
+        /// answered over it; more wait for a free stream. Default: 100, nginx's and most servers' own limit.
+        public var maximumStreamsPerHost: Int
+
+        /// A PEM file of the certificate authorities to trust instead of the system's store.
+        @available(*, deprecated, message: "use tls.trustRoots = .only(certificatesFile:), or .systemAnd(certificatesFile:) to keep the system's")
+        public var trustedCertificatesFile: URL? {
+            get { if case .only(let file) = tls.trustRoots { file } else { nil } }
+            set { tls.trustRoots = newValue.map { .only(certificatesFile: $0) } ?? .system }
+        }
 
         /// Creates a configuration; every parameter has the documented default.
         public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
-                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil,
-                    trustedCertificatesFile: URL? = nil, storesCookies: Bool = true) {
+                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true,
+                    tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
+                    httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.maximumRedirects = maximumRedirects
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
-            self.trustedCertificatesFile = trustedCertificatesFile
             self.storesCookies = storesCookies
+            self.tls = tls
+            self.proxy = proxy
+            self.httpVersion = httpVersion
+            self.maximumStreamsPerHost = maximumStreamsPerHost
+        }
+
+        /// Creates a configuration trusting only the certificate authorities in `trustedCertificatesFile`.
+        @available(*, deprecated, message: "use init(tls: TLSConfiguration(trustRoots: .only(certificatesFile:)))")
+        public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
+                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil,
+                    trustedCertificatesFile: URL?, storesCookies: Bool = true) {
+            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, maximumRedirects: maximumRedirects,
+                      connectTimeout: connectTimeout, totalTimeout: totalTimeout, storesCookies: storesCookies,
+                      tls: TLSConfiguration(trustRoots: trustedCertificatesFile.map { .only(certificatesFile: $0) } ?? .system))
         }
     }
+
+    /// Whether the libcurl this process runs can speak HTTP/3 (`HTTPVersionPreference.http3`).
+    public static var supportsHTTP3: Bool { CurlConnectionOptions.libcurlSupportsHTTP3 }
 
     /// The settings this transport was made with.
     public let configuration: Configuration
@@ -115,7 +148,16 @@ public final class CurlTransport: ConveyTransport {
                 NSURLErrorFailingURLErrorKey: url,
             ])
         }
+        if let failure = pool.connectionOptions.failure {
+            pool.recycle(easy)
+            throw CurlErrors.unusableConfiguration(failure, url: url)
+        }
+        if let refused = easy.refusedSetting {
+            pool.recycle(easy)
+            throw CurlErrors.unusableConfiguration("this libcurl refused option \(refused); nothing was sent", url: url)
+        }
         let idleTimeout = request.timeout.clampedTimeout
+        easy.httpVersion = request.httpVersion ?? configuration.httpVersion
         let transfer: CurlTransfer
         do {
             transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, transportRequest: request,

@@ -28,6 +28,8 @@ public final class URLSessionTransport: ConveyTransport {
     /// This transport's cookies (FoundationNetworking's storage is process-wide and on disk).
     private let cookies = TransportCookieJar()
     #endif
+    /// Why every request fails: TLS or proxy settings this transport cannot honour.
+    private let unusableSettings: URLError?
 
     /// Creates a transport with its own session.
     ///
@@ -35,9 +37,16 @@ public final class URLSessionTransport: ConveyTransport {
     ///   - timeout: the session's default idle timeout; each request carries its own as well.
     ///   - waitsForConnectivity: whether requests wait for a network instead of failing at once
     ///     (Apple platforms; URLSession on Linux always fails at once).
-    public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false) {
+    ///   - tls: only the default is supported (the system's trust, no pins, no client
+    ///     certificate): given anything else, every request fails with `secureConnectionFailed`
+    ///     instead of connecting with less protection than asked for. Use `CurlTransport`.
+    ///   - proxy: only `.environment` is supported: given anything else, every request fails
+    ///     instead of going another way than asked for. Use `CurlTransport`.
+    public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false,
+                tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment) {
         self.timeout = timeout
         self.waitsForConnectivity = waitsForConnectivity
+        unusableSettings = Self.unusableSettings(tls: tls, proxy: proxy)
         #if canImport(FoundationNetworking)
         delegate = SessionDelegate(cookies: cookies)
         #else
@@ -82,9 +91,26 @@ public final class URLSessionTransport: ConveyTransport {
         session.finishTasksAndInvalidate()
     }
 
+    /// The failure of every request when `tls` or `proxy` asks for what URLSession offers no hook
+    /// for here (FoundationNetworking on Linux has none; on Apple platforms Convey does not
+    /// answer trust or client-certificate challenges yet), else `nil`.
+    static func unusableSettings(tls: TLSConfiguration, proxy: ProxyConfiguration) -> URLError? {
+        var missing = tls.featuresBeyondDefault
+        if proxy != .environment { missing.append("an explicit proxy setting (\(proxy))") }
+        guard !missing.isEmpty else { return nil }
+        return URLError(tls.isDefault ? .cannotConnectToHost : .secureConnectionFailed, userInfo: [
+            NSLocalizedDescriptionKey: "URLSessionTransport cannot honour \(missing.joined(separator: ", ")); nothing was sent (use CurlTransport)",
+        ])
+    }
+
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.urlRequest
         if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
+        if let unusableSettings {
+            var userInfo = unusableSettings.userInfo
+            userInfo[NSURLErrorFailingURLErrorKey] = urlRequest.url
+            throw URLError(unusableSettings.code, userInfo: userInfo)
+        }
         #if canImport(FoundationNetworking)
         if sink.needsBackPressure { throw Self.refusedStream(url: urlRequest.url) }
         cookies.addCookies(to: &urlRequest)

@@ -10,7 +10,7 @@ import Testing
 @Suite("CurlTransport", .wire)
 struct CurlTransportTests {
     @Test func trustedPrivateCertificatesAllowHTTP2() async throws {
-        let transport = CurlTransport(configuration: .init(trustedCertificatesFile: try TestServers.nginxTLSCertificate()))
+        let transport = CurlTransport(configuration: .init(tls: TLSConfiguration(trustRoots: .only(certificatesFile: try TestServers.nginxTLSCertificate()))))
         let response = try await transport.send(try TestServers.nginxTLS("/hello.txt"))
         #expect(response.head.statusCode == 200)
         #expect(String(decoding: response.data, as: UTF8.self) == "Hello from nginx\n")
@@ -18,7 +18,7 @@ struct CurlTransportTests {
     }
 
     @Test func manyRequestsShareOneHTTP2Connection() async throws {
-        let transport = CurlTransport(configuration: .init(trustedCertificatesFile: try TestServers.nginxTLSCertificate()))
+        let transport = CurlTransport(configuration: .init(tls: TLSConfiguration(trustRoots: .only(certificatesFile: try TestServers.nginxTLSCertificate()))))
         let url = try TestServers.nginxTLS("/1k.bin")
         let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<100 { group.addTask { try await transport.send(url).data.count } }

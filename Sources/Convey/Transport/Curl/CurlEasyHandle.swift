@@ -8,8 +8,8 @@ struct CurlHandleDefaults: @unchecked Sendable {
     var share: UnsafeMutableRawPointer?
     /// Whether curl's cookie engine runs (only with a share: without one, each handle would keep its own jar).
     var storesCookies: Bool
-    /// A PEM file of trusted certificate authorities instead of the system's store.
-    var trustedCertificatesFile: String?
+    /// The transport's trust, pinning, TLS version, client certificate and proxy options.
+    var connectionOptions: CurlConnectionOptions
 }
 
 /// One libcurl easy handle with its error buffer, reused across transfers.
@@ -51,12 +51,26 @@ final class CurlEasyHandle: @unchecked Sendable {
             // An empty file name turns the cookie engine on without reading a file.
             if defaults.storesCookies { set(CURLOPT_COOKIEFILE, string: "") }
         }
-        if let file = defaults.trustedCertificatesFile { set(CURLOPT_CAINFO, string: file) }
+        refusedSetting = defaults.connectionOptions.apply(to: self)
     }
+
+    /// A connection option curl refused when the handle was made; such a handle never runs.
+    private(set) var refusedSetting: CurlSetting?
 
     deinit {
         curl_easy_cleanup(raw)
         errorBuffer.deallocate()
+    }
+
+    /// The HTTP version this handle asks for; set only on a change, like the buffer size.
+    var httpVersion = HTTPVersionPreference.automatic {
+        didSet {
+            guard httpVersion != oldValue else { return }
+            // HTTP/3 is there only when the runtime libcurl was built with it: else ask as by default.
+            if set(CURLOPT_HTTP_VERSION, httpVersion.curlValue) != CURLE_OK {
+                set(CURLOPT_HTTP_VERSION, HTTPVersionPreference.automatic.curlValue)
+            }
+        }
     }
 
     /// Whether curl reads the body 512 KiB at a time instead of its default 16 KiB: three times the
@@ -79,8 +93,9 @@ final class CurlEasyHandle: @unchecked Sendable {
         String(cString: errorBuffer)
     }
 
-    func set(_ option: CURLoption, _ value: Int) {
-        _ = convey_curl_easy_setopt_long(raw, option, value)
+    @discardableResult
+    func set(_ option: CURLoption, _ value: Int) -> CURLcode {
+        convey_curl_easy_setopt_long(raw, option, value)
     }
 
     func set(_ option: CURLoption, offset value: Int64) {
@@ -93,8 +108,9 @@ final class CurlEasyHandle: @unchecked Sendable {
         value.withCString { convey_curl_easy_setopt_string(raw, option, $0) }
     }
 
-    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) {
-        _ = convey_curl_easy_setopt_pointer(raw, option, value)
+    @discardableResult
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?) -> CURLcode {
+        convey_curl_easy_setopt_pointer(raw, option, value)
     }
 
     func set(_ option: CURLoption, list value: UnsafeMutablePointer<curl_slist>?) {
@@ -108,6 +124,13 @@ final class CurlEasyHandle: @unchecked Sendable {
     func info(_ info: CURLINFO) -> Int {
         var value = 0
         return convey_curl_easy_getinfo_long(raw, info, &value) == CURLE_OK ? value : 0
+    }
+
+    /// A string curl reports, such as its default CA file (`CURLINFO_CAINFO`); `nil` when it has none.
+    func stringInfo(_ info: CURLINFO) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard convey_curl_easy_getinfo_string(raw, info, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
     }
 
     func offsetInfo(_ info: CURLINFO) -> Int64 {

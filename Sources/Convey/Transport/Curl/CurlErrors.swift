@@ -13,8 +13,36 @@ import Musl
 enum CurlErrors {
     static func urlError(for code: CURLcode, osErrno: Int, message: String, url: URL, bodyReadFailed: Bool) -> URLError {
         let reason = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
-        return URLError(self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed, message: message), userInfo: [
-            NSLocalizedDescriptionKey: "\(reason) (curl error \(code.rawValue))",
+        var urlCode = self.code(for: code, osErrno: osErrno, bodyReadFailed: bodyReadFailed, message: message)
+        var description = "\(reason) (curl error \(code.rawValue))"
+        if let check = secureConnectionCheck(for: code) {
+            // Which check failed, and for which host: "trust" alone does not say what to fix.
+            description = "\(check) failed for \(url.host ?? "?"): \(description)"
+            if code == CURLE_PEER_FAILED_VERIFICATION, message.contains("expired") { urlCode = .serverCertificateHasBadDate }
+        }
+        return URLError(urlCode, userInfo: [
+            NSLocalizedDescriptionKey: description,
+            NSURLErrorFailingURLErrorKey: url,
+        ])
+    }
+
+    /// The TLS check a result code reports the failure of, or `nil` for another kind of failure.
+    static func secureConnectionCheck(for code: CURLcode) -> String? {
+        switch code {
+        case CURLE_PEER_FAILED_VERIFICATION: "Certificate verification"
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH: "Public-key pinning"
+        case CURLE_SSL_CACERT_BADFILE: "Loading the trusted certificates"
+        case CURLE_SSL_CERTPROBLEM, CURLE_SSL_CLIENTCERT: "Loading the client certificate"
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CIPHER: "The TLS handshake"
+        case CURLE_SSL_ISSUER_ERROR, CURLE_SSL_CRL_BADFILE, CURLE_SSL_INVALIDCERTSTATUS: "Certificate verification"
+        default: nil
+        }
+    }
+
+    /// The failure of every request of a transport whose connection options cannot be used.
+    static func unusableConfiguration(_ reason: String, url: URL) -> URLError {
+        URLError(.secureConnectionFailed, userInfo: [
+            NSLocalizedDescriptionKey: "The transport's TLS or proxy settings cannot be used for \(url.host ?? "?"): \(reason)",
             NSURLErrorFailingURLErrorKey: url,
         ])
     }

@@ -11,6 +11,8 @@ final class CurlHandlePool: @unchecked Sendable {
     /// The cookie jar and TLS sessions of this transport's transfers; `nil` if libcurl could not make one.
     private let share: OpaquePointer?
     private let handleDefaults: CurlHandleDefaults
+    /// The transport's trust, pinning, client certificate and proxy options, set on every handle.
+    let connectionOptions: CurlConnectionOptions
     private let maximumIdleHandles: Int
     /// Easy handles waiting for their next request, behind a lock: senders may run on any thread.
     private let idleHandlesLock = NSLock()
@@ -22,10 +24,12 @@ final class CurlHandlePool: @unchecked Sendable {
         let share = convey_curl_share_create()
         self.share = share
         self.maximumIdleHandles = maximumIdleHandles
+        connectionOptions = CurlConnectionOptions(tls: configuration.tls, proxy: configuration.proxy,
+                                                  systemCAFile: CurlConnectionOptions.systemCAFile)
         handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
-                                            storesCookies: configuration.storesCookies,
-                                            trustedCertificatesFile: configuration.trustedCertificatesFile?.path)
-        queues = CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost))
+                                            storesCookies: configuration.storesCookies, connectionOptions: connectionOptions)
+        queues = CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
+                                streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost))
     }
 
     deinit {
