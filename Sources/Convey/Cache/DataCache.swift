@@ -20,7 +20,8 @@ import FoundationNetworking
 ///   deletes the least recently used files once they pass `diskSizeLimit`. A corrupt,
 ///   truncated or colliding file is never served: it is dropped and the response fetched again.
 /// - `Vary`: up to `maximumVariantsPerURL` variants per URL, least recently used out.
-/// - Time: every freshness judgement reads `clock`, so tests can move time instead of waiting.
+/// - Time: every freshness judgement reads the system clock (an internal `CacheClock`, which
+///   tests move instead of waiting).
 /// - Users stay apart: a response stored for a request with credentials (`Authorization`,
 ///   `Cookie`, API keys, URL user info: see `CredentialPartition`) answers only requests with the
 ///   same credentials, and never a request without them; credentials are kept only as keyed hashes.
@@ -41,7 +42,7 @@ public actor DataCache {
     /// The most bytes of entry files the disk tier keeps, or `nil` for a memory-only cache.
     public nonisolated var diskSizeLimit: Int? { disk?.sizeLimit }
     /// The time freshness is judged at and entries are stamped with. Default: `.system`.
-    public nonisolated let clock: CacheClock
+    nonisolated let clock: CacheClock
 
     /// Shares identical GET and HEAD exchanges in flight among the tasks using this cache.
     nonisolated let coalescer = RequestCoalescer()
@@ -63,7 +64,12 @@ public actor DataCache {
     static let maximumRememberedPartitions = 1000
 
     /// A memory-only cache: nothing survives the process.
-    public init(memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock = .system) {
+    public init(memoryCostLimit: Int = DataCache.defaultMemoryCostLimit) {
+        self.init(memoryCostLimit: memoryCostLimit, clock: .system)
+    }
+
+    /// A memory-only cache judging time by `clock` (tests move it instead of waiting).
+    init(memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock) {
         self.memoryCostLimit = memoryCostLimit
         self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
@@ -75,7 +81,13 @@ public actor DataCache {
     ///
     /// Throws `ConveyError.cache` of kind `.folderUnavailable` when the folder cannot be created or written.
     public init(folder: URL, diskSizeLimit: Int = DataCache.defaultDiskSizeLimit,
-                memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock = .system) throws {
+                memoryCostLimit: Int = DataCache.defaultMemoryCostLimit) throws {
+        try self.init(folder: folder, diskSizeLimit: diskSizeLimit, memoryCostLimit: memoryCostLimit, clock: .system)
+    }
+
+    /// A cache backed by `folder`, judging time by `clock` (tests move it instead of waiting).
+    init(folder: URL, diskSizeLimit: Int = DataCache.defaultDiskSizeLimit,
+         memoryCostLimit: Int = DataCache.defaultMemoryCostLimit, clock: CacheClock) throws {
         self.memoryCostLimit = memoryCostLimit
         self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)

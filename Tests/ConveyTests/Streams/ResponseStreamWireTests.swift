@@ -91,7 +91,7 @@ struct ResponseStreamWireTests {
         let waits = RecordedWaits()
         let eventsError = try await #require(throws: ConveyError.self) {
             for try await _ in StreamedGet(server: server, path: "endless", queryParameters: ["key": key])
-                .events(ServerSentEvents.Configuration(sleep: waits.sleep)) {}
+                .events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {}
         }
         for error in [streamError, eventsError] {
             guard case .transport(let failure) = error else {

@@ -32,7 +32,7 @@ struct ServerSentEventsWireTests {
         let task = StreamedGet(server: server, path: "drop", queryParameters: ["key": key, "after": "2", "total": "7"])
         let waits = RecordedWaits()
         var ids: [String] = []
-        for try await event in task.events(ServerSentEvents.Configuration(reconnectionTime: .seconds(3), sleep: waits.sleep)) {
+        for try await event in task.events(ServerSentEvents.Configuration(reconnectionTime: .seconds(3)).sleeping(with: waits.sleep)) {
             ids.append(event.id)
         }
         #expect(ids == (1...7).map(String.init))
@@ -48,7 +48,7 @@ struct ServerSentEventsWireTests {
         let task = StreamedGet(server: server, path: "drop", queryParameters: ["key": key, "after": "2", "total": "7"])
         let waits = RecordedWaits()
         var ids: [String] = []
-        for try await event in task.events(ServerSentEvents.Configuration(lastEventID: "4", sleep: waits.sleep)) {
+        for try await event in task.events(ServerSentEvents.Configuration(lastEventID: "4").sleeping(with: waits.sleep)) {
             ids.append(event.id)
         }
         #expect(ids == ["5", "6", "7"])
@@ -61,7 +61,7 @@ struct ServerSentEventsWireTests {
         let task = StreamedGet(server: server, path: "retry", queryParameters: ["ms": "1234", "count": "1"])
         let waits = RecordedWaits()
         var received = 0
-        for try await event in task.events(ServerSentEvents.Configuration(sleep: waits.sleep)) {
+        for try await event in task.events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {
             #expect(event.id == "1")
             received += 1
             if received == 3 { break }
@@ -76,7 +76,7 @@ struct ServerSentEventsWireTests {
         let waits = RecordedWaits()
         var received = 0
         for try await _ in StreamedGet(server: server, path: "nocontent", queryParameters: ["key": key])
-            .events(ServerSentEvents.Configuration(sleep: waits.sleep)) {
+            .events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {
             received += 1
         }
         #expect(received == 0)
@@ -102,8 +102,8 @@ struct ServerSentEventsWireTests {
         let closed = try #require(URL(string: "http://127.0.0.1:1"))
         let server = streamingServer(kind, remote: Remote(name: "closed", url: closed))
         let waits = RecordedWaits()
-        let configuration = ServerSentEvents.Configuration(reconnectionTime: .milliseconds(10), maximumConsecutiveFailures: 4,
-                                                           sleep: waits.sleep)
+        let configuration = ServerSentEvents.Configuration(reconnectionTime: .milliseconds(10), maximumConsecutiveFailures: 4)
+                                                           .sleeping(with: waits.sleep)
         let error = try await #require(throws: ConveyError.self) {
             for try await _ in StreamedGet(server: server, path: "events").events(configuration) {}
         }
@@ -123,7 +123,7 @@ struct ServerSentEventsWireTests {
         let waits = RecordedWaits(limit: 9)
         let error = try await #require(throws: ConveyError.self) {
             for try await _ in StreamedGet(server: server, path: "storm", queryParameters: ["key": key])
-                .events(ServerSentEvents.Configuration(sleep: waits.sleep)) {}
+                .events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {}
         }
         guard case .cancelled = error else {
             Issue.record("expected the recorded waits to stop the reader, got \(error)")
@@ -143,7 +143,7 @@ struct ServerSentEventsWireTests {
             let waits = RecordedWaits()
             var received = 0
             for try await _ in StreamedGet(server: server, path: "retry", queryParameters: ["ms": milliseconds, "count": "1"])
-                .events(ServerSentEvents.Configuration(sleep: waits.sleep)) {
+                .events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {
                 received += 1
                 if received == 3 { break }
             }
@@ -161,7 +161,7 @@ struct ServerSentEventsWireTests {
                                headers: CredentialFields.sent)
         let waits = RecordedWaits()
         var received: [[String: String]] = []
-        for try await event in task.events(ServerSentEvents.Configuration(sleep: waits.sleep)) {
+        for try await event in task.events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {
             received.append(try event.decoded(as: [String: String].self))
             if received.count == 2 { break }
         }

@@ -40,15 +40,14 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         public var lastEventID: String?
         /// The most bytes one event's data (or one line) may take. Default: 1 MiB.
         public var maximumEventSize: Int
-        /// Waits before a reconnection. Default: `Task.sleep(for:)`; tests inject their own clock.
+        /// Waits before a reconnection: `Task.sleep(for:)`, or a test's own clock (`sleeping(with:)`).
         /// Throwing (a cancelled wait) ends the reader with `ConveyError.cancelled`.
-        public var sleep: @Sendable (Duration) async throws -> Void
+        private(set) var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
         /// Creates a configuration; every parameter has the documented default.
         public init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
                     minimumReconnectionTime: Duration = .seconds(1), maximumReconnectionTime: Duration = .seconds(60),
-                    maximumConsecutiveFailures: Int = 5, lastEventID: String? = nil, maximumEventSize: Int = 1 << 20,
-                    sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }) {
+                    maximumConsecutiveFailures: Int = 5, lastEventID: String? = nil, maximumEventSize: Int = 1 << 20) {
             self.reconnects = reconnects
             self.reconnectionTime = reconnectionTime
             self.minimumReconnectionTime = minimumReconnectionTime
@@ -56,7 +55,13 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             self.maximumConsecutiveFailures = maximumConsecutiveFailures
             self.lastEventID = lastEventID
             self.maximumEventSize = maximumEventSize
-            self.sleep = sleep
+        }
+
+        /// The same configuration waiting through `sleep` instead of the real clock.
+        func sleeping(with sleep: @escaping @Sendable (Duration) async throws -> Void) -> Configuration {
+            var configuration = self
+            configuration.sleep = sleep
+            return configuration
         }
     }
 
