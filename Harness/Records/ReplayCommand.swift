@@ -54,7 +54,7 @@ enum ReplayCommand {
         }
         if !output.json { console.err(console.styledError("Replaying record \(replay.number): \(replay.record.method) \(replay.record.url ?? "")", .dim)) }
         return await RequestRunner.run(target: target, transport: transport, method: replay.method, output: output, settings: settings) { server in
-            let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [:],
+            let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [],
                                         headers: replay.headers, echoStyle: echo, timeout: timeout)
             return RawManualTask(request: request, body: replay.body)
         }
