@@ -10,7 +10,7 @@ enum ReplayCommand {
         details: """
             The method, URL, headers and body are sent as recorded. Credentials were masked when the
             request was recorded and are never stored, so a record with a masked header can only be
-            replayed when you give that header again with -H; a masked URL query or body cannot be
+            replayed when you give that header again with -H; a masked URL or body cannot be
             replayed. A body must have been recorded whole (the harness keeps bodies up to 64 KB).
             --remote replaces the recorded scheme, host and port.
             """,
