@@ -83,6 +83,21 @@ struct HarnessSecretsTests {
         #expect(bodyText?.contains("\u{1B}[2J\u{9B}31m") == true, "--json escapes as JSON and keeps the value")
     }
 
+    #if canImport(Glibc)
+    @Test func bodyOnlyOnATerminalEscapesWhatItWritesAsIsElsewhere() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let hostile = try TestServers.events().urlString(forPath: "/hostile")
+
+        let onTerminal = try await HarnessProcess.runOnTerminal(["get", hostile, "--body-only"], records: records.url)
+        let intoFile = try await HarnessProcess.run(["get", hostile, "--body-only"], records: records.url)
+
+        #expect(onTerminal.hasPrefix(#"id: 1"# + "\n" + #"data: \u{1B}]0;title\u{7}\u{1B}[2J\u{9B}31m"#), "\(onTerminal.debugDescription)")
+        #expect(!onTerminal.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{9B}" })
+        #expect(intoFile.stdout.hasPrefix("id: 1\ndata: \u{1B}]0;title\u{07}\u{1B}[2J\u{9B}31m"), "byte for byte into a file")
+    }
+    #endif
+
     @Test func repeatedQueryItemsAndHeadersAreSentInOrder() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
