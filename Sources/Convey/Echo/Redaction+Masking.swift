@@ -6,17 +6,20 @@ extension Redaction {
     /// The URL as text with its userinfo (when `hidesURLUserInfo`) and the values of hidden query
     /// parameters replaced by `mask`: `https://‹redacted›@host/a?page=2&token=‹redacted›`.
     public func maskedURL(_ url: URL) -> String {
-        String(decoding: maskedURLBytes(Array(url.absoluteString.utf8)[...]), as: UTF8.self)
+        String(decoding: maskingEncodedURLs(maskedURLBytes(Array(url.absoluteString.utf8)[...])), as: UTF8.self)
     }
 
     /// Free text (an error message, a body, a log line) with the same rule applied: every
-    /// `scheme://` URL in it masked as `maskedURL(_:)` masks it (`:\/\/` as JSON escapes it too),
+    /// `scheme://` URL in it masked as `maskedURL(_:)` masks it (also written `:\/\/` as JSON
+    /// escapes it, or percent-encoded as a query value, `https%3A%2F%2F…`, which comes out
+    /// re-encoded when it held something to hide),
     /// hidden parameters written `name=value` anywhere, the values of hidden JSON fields written
     /// `"name": "value"` (also in JSON cut short), and lines `Name: value` of hidden headers.
     public func maskedText(_ text: String) -> String {
         guard !text.isEmpty else { return text }
         var bytes = Array(text.utf8)
         bytes = maskingURLs(bytes)
+        bytes = maskingEncodedURLs(bytes)
         bytes = maskingPairs(bytes)
         bytes = maskingJSONFields(bytes)
         bytes = maskingHeaderLines(bytes)
@@ -105,6 +108,50 @@ extension Redaction {
         result += Array(maskedPairs(String(decoding: rest[rest.index(after: question)..<queryEnd], as: UTF8.self)).utf8)
         return result + rest[queryEnd...]
     }
+
+    /// Every percent-encoded URL (a query value such as `next=https%3A%2F%2Fu%3Ap%40h%2F`) masked.
+    private func maskingEncodedURLs(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var copied = 0
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == .percent, bytes[index...].starts(with: Self.encodedSeparator, by: Self.sameASCIILetter) else {
+                index += 1
+                continue
+            }
+            var start = index
+            while start > copied, Self.isSchemeByte(bytes[start - 1]) { start -= 1 }
+            while start < index, !Self.isLetter(bytes[start]) { start += 1 }
+            var end = index + Self.encodedSeparator.count
+            guard start < index else {
+                index = end
+                continue
+            }
+            while end < bytes.count, !Self.endsPairValue(bytes[end]) { end += 1 }
+            result += bytes[copied..<start]
+            result += maskedEncodedURLBytes(bytes[start..<end])
+            copied = end
+            index = end
+        }
+        return result + bytes[copied...]
+    }
+
+    /// One percent-encoded URL masked: decoded, masked, and encoded again when it held something
+    /// to hide, else left as it was.
+    private func maskedEncodedURLBytes(_ url: ArraySlice<UInt8>) -> [UInt8] {
+        let text = String(decoding: url, as: UTF8.self)
+        guard let decoded = text.removingPercentEncoding else { return Array(url) }
+        let masked = String(decoding: maskedURLBytes(Array(decoded.utf8)[...]), as: UTF8.self)
+        guard masked != decoded else { return Array(url) }
+        return Array((masked.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? masked).utf8)
+    }
+
+    /// `:` `/` `/` percent-encoded, as a URL inside a query value has it.
+    private static let encodedSeparator = Array("%3A%2F%2F".utf8)
+    /// RFC 3986 unreserved characters: what a re-encoded URL keeps as it is.
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    private static func sameASCIILetter(_ first: UInt8, _ second: UInt8) -> Bool { first | 0x20 == second | 0x20 }
 
     /// Where `://` (or `:\/\/`) is in `bytes`.
     private static func schemeSeparator(in bytes: ArraySlice<UInt8>) -> Range<Int>? {
@@ -281,6 +328,7 @@ extension UInt8 {
     fileprivate static let hash = UInt8(ascii: "#")
     fileprivate static let at = UInt8(ascii: "@")
     fileprivate static let equals = UInt8(ascii: "=")
+    fileprivate static let percent = UInt8(ascii: "%")
     fileprivate static let quote = UInt8(ascii: "\"")
     fileprivate static let space = UInt8(ascii: " ")
     fileprivate static let tab = UInt8(ascii: "\t")

@@ -40,6 +40,14 @@ struct RedactionRuleTests {
         #expect(masked == #"redirect to ftp://‹redacted›@evil.example/x?sig=‹redacted› refused; see http:\/\/‹redacted›@h.example\/a and /next?token=‹redacted›&page=2"#)
     }
 
+    @Test func aURLPercentEncodedInAQueryValueIsMaskedToo() throws {
+        let url = try #require(URL(string: "http://h.example/redirect-to?url=ftp%3A%2F%2Fmallory%3Apw%40evil.example%2F%3Fsig%3Ds1&code=302&next=https%3a%2f%2fok.example%2F"))
+
+        #expect(standard.maskedURL(url)
+                == "http://h.example/redirect-to?url=ftp%3A%2F%2F%E2%80%B9redacted%E2%80%BA%40evil.example%2F%3Fsig%3D%E2%80%B9redacted%E2%80%BA&code=302&next=https%3a%2f%2fok.example%2F")
+        #expect(standard.maskedText("see " + url.absoluteString) == "see " + standard.maskedURL(url))
+    }
+
     @Test func jsonFieldsAndHeaderLinesInTextAreMaskedEvenWhenCutShort() {
         let body = "{\"Cookie\": \"s=c00kie\", \"name\": \"Ada\", \"password\": \"hunt"
         let lines = "Accept: */*\nCookie: s=c00kie\r\n  X-Auth-Token: abc\nmonkey=1 key=k3y"
