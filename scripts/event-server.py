@@ -17,6 +17,9 @@ a counter: tests use their own key so that parallel tests do not see each other'
                              for a reader without a floor; /stats counts its connections as requests
   /headers                   one event whose data is the request's header fields as a JSON object
                              (names lowercased), then the end: what reached this origin
+  /hostile?say=TEXT          a hostile server: terminal escape sequences (window title, clear screen, a C1
+                             CSI) in an `X-Title` header and in event 1's data, which also carries TEXT;
+                             `Set-Cookie: s=c00kie`; 204 No Content once the client sends Last-Event-ID
   /stats?key=NAME            JSON: {"requests": n, "lastEventIDs": [...], "disconnects": n, "sent": bytes of /endless}
 """
 import json
@@ -118,6 +121,18 @@ class Handler(BaseHTTPRequestHandler):
                 self.start_stream()
                 fields = {name.lower(): value for name, value in self.headers.items()}
                 self.chunk(f"data: {json.dumps(fields)}\n\n".encode())
+                self.end_stream()
+            elif url.path == "/hostile":
+                if self.headers.get("Last-Event-ID"):
+                    self.no_content()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("X-Title", "\x1b]0;pwned\x07\x1b[2J")
+                self.send_header("Set-Cookie", "s=c00kie")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.chunk(f"id: 1\ndata: \x1b]0;title\x07\x1b[2J\u009b31m {query.get('say', '')}\n\n".encode())
                 self.end_stream()
             else:
                 self.send_error(404)

@@ -1,3 +1,4 @@
+import Convey
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -6,6 +7,10 @@ import Darwin
 #endif
 
 /// Where the harness writes, and whether each stream gets colour.
+///
+/// Text from outside (bodies, headers, events, error messages, records) is escaped with
+/// `DisplayFormat.terminalSafe` before it is written: through `styled`, or by the caller for
+/// unstyled parts, so that a server's escape sequences never reach the terminal.
 ///
 /// Colour is used only on a terminal, and never when `NO_COLOR` is set to anything non-empty
 /// (https://no-color.org) or `TERM` is `dumb`; `--color always|never` overrides both.
@@ -19,14 +24,17 @@ struct Console: Sendable {
     let colorsErrors: Bool
     /// Whether standard error is a terminal: progress bars redraw in place only there.
     let errorIsTerminal: Bool
+    /// Whether standard output is a terminal: `--body-only` writes bytes as they are only elsewhere.
+    let outputIsTerminal: Bool
 
     init(color: ColorChoice, environment: [String: String] = ProcessInfo.processInfo.environment) {
         let allowed = (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
         errorIsTerminal = isatty(STDERR_FILENO) != 0
+        outputIsTerminal = isatty(STDOUT_FILENO) != 0
         switch color {
         case .always: (colorsOutput, colorsErrors) = (true, true)
         case .never: (colorsOutput, colorsErrors) = (false, false)
-        case .auto: (colorsOutput, colorsErrors) = (allowed && isatty(STDOUT_FILENO) != 0, allowed && errorIsTerminal)
+        case .auto: (colorsOutput, colorsErrors) = (allowed && outputIsTerminal, allowed && errorIsTerminal)
         }
     }
 
@@ -40,14 +48,16 @@ struct Console: Sendable {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
-    /// Text styled for standard output, or plain when it gets no colour.
+    /// Text styled for standard output, or plain when it gets no colour; control characters in
+    /// `text` are escaped, so that only the style's own sequences reach the terminal.
     func styled(_ text: String, _ style: TextStyle) -> String {
-        colorsOutput ? style.apply(to: text) : text
+        colorsOutput ? style.apply(to: DisplayFormat.terminalSafe(text)) : DisplayFormat.terminalSafe(text)
     }
 
-    /// Text styled for standard error, or plain when it gets no colour.
+    /// Text styled for standard error, or plain when it gets no colour; control characters
+    /// escaped as `styled(_:_:)` escapes them.
     func styledError(_ text: String, _ style: TextStyle) -> String {
-        colorsErrors ? style.apply(to: text) : text
+        colorsErrors ? style.apply(to: DisplayFormat.terminalSafe(text)) : DisplayFormat.terminalSafe(text)
     }
 
     /// Reports a usage error the way common tools do, and returns the usage exit code.

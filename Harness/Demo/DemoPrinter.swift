@@ -1,3 +1,5 @@
+import Convey
+
 /// Prints a demo step: heading, what went on the wire, the hooks, the result.
 struct DemoPrinter {
     let console: Console
@@ -14,7 +16,7 @@ struct DemoPrinter {
             console.out()
             console.out(console.styled("  On the wire", .bold))
             for line in wire.joined(separator: "\n").split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-                console.out(console.styled("  │ ", .dim) + line)
+                console.out(console.styled("  │ ", .dim) + DisplayFormat.terminalSafe(String(line)))
             }
         }
         if !hooks.isEmpty {
@@ -22,7 +24,7 @@ struct DemoPrinter {
             console.out(console.styled("  Hooks", .bold))
             let width = (hooks.map(\.hook.count).max() ?? 0) + 2
             for entry in hooks {
-                console.out(console.styled("  │ ", .dim) + console.styled(entry.hook.padding(toLength: width, withPad: " ", startingAt: 0), .cyan) + entry.detail)
+                console.out(console.styled("  │ ", .dim) + console.styled(entry.hook.padding(toLength: width, withPad: " ", startingAt: 0), .cyan) + DisplayFormat.terminalSafe(entry.detail))
             }
         }
     }
@@ -30,9 +32,9 @@ struct DemoPrinter {
     func result(_ outcome: DemoStep.Outcome) {
         console.out()
         switch outcome {
-        case .behaved(let text): console.out(console.styled("  ✓ ", .boldGreen) + text)
-        case .notAvailableYet(let text): console.out(console.styled("  ○ not available yet: ", .boldYellow) + text)
-        case .misbehaved(let text): console.out(console.styled("  ✗ misbehaved: ", .boldRed) + text)
+        case .behaved(let text): console.out(console.styled("  ✓ ", .boldGreen) + DisplayFormat.terminalSafe(text))
+        case .notAvailableYet(let text): console.out(console.styled("  ○ not available yet: ", .boldYellow) + DisplayFormat.terminalSafe(text))
+        case .misbehaved(let text): console.out(console.styled("  ✗ misbehaved: ", .boldRed) + DisplayFormat.terminalSafe(text))
         }
     }
 }

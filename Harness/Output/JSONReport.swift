@@ -1,7 +1,8 @@
 import Convey
 import Foundation
 
-/// A manual run's result as one JSON object, for scripts:
+/// A manual run's result as one JSON object, for scripts, masked as Convey's echo masks and
+/// with control characters escaped (`DisplayFormat.terminalSafeJSON`):
 ///
 /// `{"transport", "request": {"method", "url", "headers"}, "response": {"status", "reason", "headers", "size",
 /// "body" | "bodyText" | "bodyBase64"} | null, "durationMs", "attempt", "error": {"kind", "message"} | null, "exitCode"}`
@@ -23,10 +24,14 @@ enum JSONReport {
                 "headers": report.responseHeaders(redaction).map { [$0.name, $0.value] },
                 "size": response.data.count,
             ]
-            if let json = try? JSONSerialization.jsonObject(with: response.data, options: [.fragmentsAllowed]), !response.data.isEmpty {
+            let shown = report.responseBodyText(redaction)
+            if response.data.isEmpty {
+                described["bodyText"] = ""
+            } else if (try? JSONSerialization.jsonObject(with: response.data, options: [.fragmentsAllowed])) != nil, let shown,
+                      let json = try? JSONSerialization.jsonObject(with: Data(shown.utf8), options: [.fragmentsAllowed]) {
                 described["body"] = json
-            } else if let text = BodyText.text(response.data) {
-                described["bodyText"] = text
+            } else if let shown {
+                described["bodyText"] = shown
             } else {
                 described["bodyBase64"] = response.data.base64EncodedString()
             }
@@ -38,6 +43,6 @@ enum JSONReport {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
             return #"{"error": {"kind": "other", "message": "the result could not be written as JSON"}, "exitCode": 5}"#
         }
-        return String(decoding: data, as: UTF8.self)
+        return DisplayFormat.terminalSafeJSON(String(decoding: data, as: UTF8.self))
     }
 }

@@ -16,6 +16,8 @@ struct RunReport: Sendable {
     let error: (any Error)?
     let duration: Duration
     let exitCode: ExitCode
+    /// What went wrong, in one line, credentials masked.
+    let errorText: String?
 
     init(method: HTTPMethod, transport: String, sent: URLRequest?, response: ServerResponse<Data>?, error: (any Error)?,
          duration: Duration, redaction: Redaction) {
@@ -28,6 +30,7 @@ struct RunReport: Sendable {
         self.error = error
         self.duration = response?.duration ?? duration
         self.exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: response?.statusCode ?? 200) }
+        self.errorText = error.map { redaction.maskedText(($0 as? any PresentableError)?.logDetail ?? String(describing: $0)) }
     }
 
     /// The response header fields as received, repeats kept, credentials masked.
@@ -35,14 +38,16 @@ struct RunReport: Sendable {
         redaction.maskedFields(response?.headerFields ?? HeaderFields())
     }
 
+    /// The response body as Convey's echo shows it (`Redaction.maskedBody`), or `nil` when there
+    /// is none or it is binary.
+    func responseBodyText(_ redaction: Redaction) -> String? {
+        guard let response, !response.data.isEmpty else { return nil }
+        return redaction.maskedBody(response.data, contentType: response.headerFields["Content-Type"])
+    }
+
     /// `200 OK`.
     var statusText: String? {
         response.map { "\($0.statusCode) \(HTTPStatus.reasonPhrase(for: $0.statusCode))" }
-    }
-
-    /// What went wrong, in one line.
-    var errorText: String? {
-        error.map { ($0 as? any PresentableError)?.logDetail ?? String(describing: $0) }
     }
 
     /// A short name for the kind of failure, for JSON output.

@@ -2,6 +2,8 @@ import Convey
 import Foundation
 
 /// Prints records for people: a table for `recorded list`, every detail for `recorded show`.
+/// Records were masked when written; what they hold is escaped for the terminal here, since a
+/// record holds what a server sent.
 struct RecordPrinter {
     let console: Console
 
@@ -12,11 +14,11 @@ struct RecordPrinter {
             let number = String(index + 1)
             console.out(String(repeating: " ", count: numberWidth - number.count + 2) + number + "  "
                         + console.styled(LocalTime.text(record.startedAt), .dim) + "  "
-                        + padded(record.method, 7)
+                        + padded(DisplayFormat.terminalSafe(record.method), 7)
                         + outcomeText(record, width: 10)
                         + padded(DisplayFormat.duration(.milliseconds(Int64(record.duration * 1000))), 10)
                         + padded(DisplayFormat.byteCount(record.responseBodySize), 10)
-                        + (record.url ?? "(no request built)"))
+                        + DisplayFormat.terminalSafe(record.url ?? "(no request built)"))
         }
     }
 
@@ -61,7 +63,7 @@ struct RecordPrinter {
     }
 
     private func field(_ name: String, _ value: String) {
-        console.out(console.styled(name.padding(toLength: 9, withPad: " ", startingAt: 0), .dim) + value)
+        console.out(console.styled(name.padding(toLength: 9, withPad: " ", startingAt: 0), .dim) + DisplayFormat.terminalSafe(value))
     }
 
     private func headers(_ headers: [String: String]) {
@@ -71,7 +73,7 @@ struct RecordPrinter {
     /// Header lines in the order given: a response's as received, repeats kept.
     private func headers(_ headers: [Header]) {
         for header in headers {
-            console.out("  " + console.styled(header.name, .cyan) + ": " + header.value)
+            console.out("  " + console.styled(header.name, .cyan) + ": " + DisplayFormat.terminalSafe(header.value))
         }
     }
 
@@ -83,7 +85,8 @@ struct RecordPrinter {
         }
         console.out()
         if let text = body.text {
-            let shown = DisplayFormat.prettyJSON(Data(text.utf8)).map { JSONHighlighter.highlight($0, console: console) } ?? text
+            let shown = DisplayFormat.prettyJSON(Data(text.utf8)).map { JSONHighlighter.highlight(DisplayFormat.terminalSafe($0), console: console) }
+                ?? DisplayFormat.terminalSafe(text)
             console.out(shown.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { "  " + $0 }.joined(separator: "\n"))
         } else {
             console.out(console.styled("  (\(DisplayFormat.byteCount(size)) of binary data, kept as base64: see --json)", .dim))

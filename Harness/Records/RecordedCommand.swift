@@ -28,7 +28,7 @@ enum RecordedCommand {
             let records = await recorder.records()
             let unreadable = await recorder.unreadableRecordIDs()
             if arguments.has("json") {
-                console.out(((try? RecordedTask.jsonText(records)) ?? "null"))
+                console.out(DisplayFormat.terminalSafeJSON((try? RecordedTask.jsonText(records)) ?? "null"))
             } else if records.isEmpty {
                 console.out("No records in \(folder).")
             } else {
@@ -44,7 +44,7 @@ enum RecordedCommand {
             do {
                 let (number, record) = try await RecordLookup.find(positionals[1], in: recorder)
                 if arguments.has("json") {
-                    console.out(((try? RecordedTask.jsonText(record)) ?? "null"))
+                    console.out(DisplayFormat.terminalSafeJSON((try? RecordedTask.jsonText(record)) ?? "null"))
                 } else {
                     RecordPrinter(console: console).show(record, number: number)
                 }

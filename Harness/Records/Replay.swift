@@ -28,7 +28,7 @@ struct Replay: Sendable {
             throw refuse("its \(names) header\(maskedHeaders.count == 1 ? " was" : "s were") masked when recorded, and credentials are never stored. Give \(maskedHeaders.count == 1 ? "it" : "them") again, for example -H '\(maskedHeaders[0]): …'")
         }
         if url.contains(Redaction.mask) {
-            throw refuse("a credential in its URL query was masked when recorded, and credentials are never stored")
+            throw refuse("a credential in its URL was masked when recorded, and credentials are never stored")
         }
         if record.requestBodySize > 0 || record.requestBody != nil {
             guard let recorded = record.requestBody, let data = recorded.data else {

@@ -10,7 +10,7 @@ enum ReplayCommand {
         details: """
             The method, URL, headers and body are sent as recorded. Credentials were masked when the
             request was recorded and are never stored, so a record with a masked header can only be
-            replayed when you give that header again with -H; a masked URL query or body cannot be
+            replayed when you give that header again with -H; a masked URL or body cannot be
             replayed. A body must have been recorded whole (the harness keeps bodies up to 64 KB).
             --remote replaces the recorded scheme, host and port.
             """,
@@ -56,7 +56,7 @@ enum ReplayCommand {
         }
         if !output.json { console.err(console.styledError("Replaying record \(replay.number): \(replay.record.method) \(replay.record.url ?? "")", .dim)) }
         return await RequestRunner.run(target: target, transport: transport, connection: connection, method: replay.method, output: output, settings: settings) { server in
-            let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [:],
+            let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [],
                                         headers: replay.headers, echoStyle: echo, timeout: timeout)
             return RawManualTask(request: request, body: replay.body)
         }

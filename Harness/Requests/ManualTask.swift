@@ -9,7 +9,7 @@ struct ManualRequest: Sendable {
     let server: ConveyServer
     let method: HTTPMethod
     let path: String
-    let query: [String: String]
+    let query: [URLQueryItem]
     let headers: Headers
     let echoStyle: TaskEchoStyle
     let timeout: Duration?
@@ -27,7 +27,7 @@ extension ManualTask {
     var server: ConveyServer { request.server }
     var path: String { request.path }
     var method: HTTPMethod { request.method }
-    var queryParameters: [String: String]? { request.query.isEmpty ? nil : request.query }
+    var queryItems: [URLQueryItem] { request.query }
     var headers: Headers {
         get async throws {
             var headers = try await server.headers(for: self)

@@ -21,13 +21,13 @@ struct RequestOptions: Sendable {
         RemoteTarget.option,
         HarnessTransport.option,
     ] + ConnectionOptions.options + [
-        OptionSpec(["-H", "--header"], value: "'NAME: VALUE'", help: "add a request header (repeatable)"),
+        OptionSpec(["-H", "--header"], value: "'NAME: VALUE'", help: "add a request header (repeatable; a name given twice is sent with both values, in order)"),
         OptionSpec(["--timeout"], value: "SECONDS", help: "fail an attempt that waits longer than this for data (default 60)"),
         OptionSpec(["--echo"], value: "STYLES", help: "also print Convey's echo to stderr: " + EchoChoice.names + " (comma-separated)"),
     ]
 
     static let queryOption = OptionSpec(["-q", "--query"], value: "NAME=VALUE",
-                                        help: "add a query parameter (repeatable; a name given twice keeps the last)")
+                                        help: "add a query parameter (repeatable; a name given twice is sent twice, in order)")
 
     /// The options that build a body.
     static let bodyOptions: [OptionSpec] = [
@@ -43,7 +43,8 @@ struct RequestOptions: Sendable {
     /// TLS, proxy and HTTP version (`--cacert`, `-x`, `--http1.1`, …).
     let connection: ConnectionOptions
     let path: String
-    let query: [String: String]
+    /// `-q` items in the order given, repeats kept.
+    let query: [URLQueryItem]
     let headers: Headers
     let body: Body
     let echo: TaskEchoStyle
@@ -61,7 +62,7 @@ struct RequestOptions: Sendable {
         let lowered = given.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard let absolute = Self.absoluteURL(given) else {
-                throw UsageError(message: "'\(given)' is not a valid http(s) URL with a host", command: command)
+                throw UsageError(message: "'\(Redaction.standard.maskedText(given))' is not a valid http(s) URL with a host", command: command)
             }
             guard !arguments.has("remote") else {
                 throw UsageError(message: "give either a full URL or --remote with a path, not both", command: command)
@@ -74,7 +75,7 @@ struct RequestOptions: Sendable {
         }
         transport = try HarnessTransport.resolve(arguments.value("transport"), command: command)
         connection = try ConnectionOptions(arguments, command: command)
-        query = try Self.pairs(arguments.all("query"), option: "-q", command: command)
+        query = try Self.pairs(arguments.all("query"), option: "-q", command: command).map { URLQueryItem(name: $0.name, value: $0.value) }
         headers = try Self.headers(arguments.all("header"), command: command)
         body = try Self.body(arguments, command: command)
         if case .none = body {} else if method.forbidsBody {
@@ -84,7 +85,8 @@ struct RequestOptions: Sendable {
         timeout = try arguments.value("timeout").map { text throws(UsageError) in try Self.seconds(text, option: "--timeout", command: command) }
     }
 
-    /// `http://host:port/a/b?c=d` as a remote (scheme, host and port) and a path with its query.
+    /// `http://user:pass@host:port/a/b?c=d` as a remote (scheme, userinfo, host and port) and a
+    /// path with its query. Convey sends userinfo as `Authorization: Basic`.
     static func absoluteURL(_ text: String) -> (remote: Remote, path: String)? {
         let lowered = text.lowercased()
         guard lowered.hasPrefix("http://") || lowered.hasPrefix("https://"),
@@ -92,6 +94,8 @@ struct RequestOptions: Sendable {
         else { return nil }
         var origin = URLComponents()
         origin.scheme = scheme
+        origin.percentEncodedUser = components.percentEncodedUser
+        origin.percentEncodedPassword = components.percentEncodedPassword
         origin.percentEncodedHost = components.percentEncodedHost
         origin.port = components.port
         guard let originURL = origin.url else { return nil }
@@ -108,19 +112,18 @@ struct RequestOptions: Sendable {
         return .milliseconds(Int64((value * 1000).rounded(.up)))
     }
 
-    /// `NAME=VALUE` pairs; a later name replaces an earlier one.
-    static func pairs(_ texts: [String], option: String, command: String) throws(UsageError) -> [String: String] {
-        var result: [String: String] = [:]
-        for text in texts {
+    /// `NAME=VALUE` pairs in the order given, repeats kept.
+    static func pairs(_ texts: [String], option: String, command: String) throws(UsageError) -> [(name: String, value: String)] {
+        try texts.map { text throws(UsageError) in
             guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
-                throw UsageError(message: "\(option): '\(text)' is not NAME=VALUE", command: command)
+                throw UsageError(message: "\(option): '\(Redaction.standard.maskedText(text))' is not NAME=VALUE", command: command)
             }
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            return (String(text[..<equals]), String(text[text.index(after: equals)...]))
         }
-        return result
     }
 
-    /// `NAME: VALUE` headers: the name an HTTP token, the value free of line breaks.
+    /// `NAME: VALUE` headers in the order given, a name given twice sent with both values: the
+    /// name an HTTP token, the value free of line breaks.
     static func headers(_ texts: [String], command: String) throws(UsageError) -> Headers {
         var headers = Headers()
         for text in texts {
@@ -136,7 +139,7 @@ struct RequestOptions: Sendable {
             guard !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
                 throw UsageError(message: "-H: the value of '\(name)' contains a line break", command: command)
             }
-            headers.append(Header(name: name, value: value))
+            headers.add(Header(name: name, value: value))
         }
         return headers
     }
@@ -144,7 +147,9 @@ struct RequestOptions: Sendable {
     private static func body(_ arguments: ParsedArguments, command: String) throws(UsageError) -> Body {
         let json = arguments.value("json-body")
         let data = arguments.value("data")
+        // A form field given twice keeps the last value.
         let fields = try pairs(arguments.all("form"), option: "--form", command: command)
+            .reduce(into: [String: String]()) { result, pair in result[pair.name] = pair.value }
         let files = try arguments.all("file").map { text throws(UsageError) in try file(text, command: command) }
         let kinds = [json != nil, data != nil, !fields.isEmpty || !files.isEmpty].filter { $0 }.count
         guard kinds <= 1 else {

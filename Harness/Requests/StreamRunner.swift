@@ -22,42 +22,45 @@ enum StreamRunner {
         }
         do {
             switch mode {
-            case .lines: return try await printLines(of: task, console: console)
-            case .events: return try await printEvents(of: task, console: console)
+            case .lines: return try await printLines(of: task, console: console, redaction: configuration.redaction)
+            case .events: return try await printEvents(of: task, console: console, redaction: configuration.redaction)
             }
         } catch {
             if case ConveyError.cancelled? = error as? ConveyError {
                 console.err(console.styledError("Interrupted", .yellow))
                 return .interrupted
             }
-            console.fail((error as? any PresentableError)?.logDetail ?? String(describing: error))
+            console.fail(configuration.redaction.maskedText((error as? any PresentableError)?.logDetail ?? String(describing: error)))
             if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
             return .noResponse
         }
     }
 
-    private static func printLines<Task: ManualTask>(of task: Task, console: Console) async throws -> ExitCode {
+    /// Headers masked and lines masked as Convey's echo masks text, all escaped for the terminal.
+    private static func printLines<Task: ManualTask>(of task: Task, console: Console, redaction: Redaction) async throws -> ExitCode {
         let response = try await task.stream()
         console.err(console.styledError("\(response.head.httpVersion) \(response.statusCode) \(HTTPStatus.reasonPhrase(for: response.statusCode))", .bold))
-        for field in response.headerFields {
-            console.err(console.styledError("\(field.name): ", .cyan) + field.value)
+        for field in redaction.maskedFields(response.headerFields) {
+            console.err(console.styledError("\(field.name): ", .cyan) + DisplayFormat.terminalSafe(field.value))
         }
         console.err("")
         var lines = 0
         for try await line in response.payload.lines {
-            console.out(line)
+            console.out(DisplayFormat.terminalSafe(redaction.maskedText(line)))
             lines += 1
         }
         console.err(console.styledError("\(lines) line\(lines == 1 ? "" : "s")", .dim))
         return ExitCode(status: response.statusCode)
     }
 
-    private static func printEvents<Task: ManualTask>(of task: Task, console: Console) async throws -> ExitCode {
+    /// Each event's data masked as Convey's echo masks text, all escaped for the terminal.
+    private static func printEvents<Task: ManualTask>(of task: Task, console: Console, redaction: Redaction) async throws -> ExitCode {
         var count = 0
         for try await event in task.events() {
             count += 1
             let id = event.id.isEmpty ? "" : " id=\(event.id)"
-            console.out(console.styled("[\(event.type)\(id)]", .cyan) + " " + event.data.replacingOccurrences(of: "\n", with: "\n    "))
+            let data = DisplayFormat.terminalSafe(redaction.maskedText(event.data))
+            console.out(console.styled("[\(event.type)\(id)]", .cyan) + " " + data.replacingOccurrences(of: "\n", with: "\n    "))
         }
         console.err(console.styledError("\(count) event\(count == 1 ? "" : "s"); the server ended the stream (204)", .dim))
         return .ok

@@ -1,7 +1,7 @@
 import Foundation
 
-/// How Convey writes durations, sizes and JSON for people: the forms echo uses, public so that
-/// an app's own logs and tools (such as the harness) read the same.
+/// How Convey writes durations, sizes, JSON and text from servers for people: the forms echo
+/// uses, public so that an app's own logs and tools (such as the harness) read the same.
 public enum DisplayFormat {
     /// `12.3 ms` under a second, else `2.35 s`.
     public static func duration(_ duration: Duration) -> String {
@@ -39,5 +39,51 @@ public enum DisplayFormat {
         return String(decoding: data, as: UTF8.self)
             .replacingOccurrences(of: #"\{\s*\n\s*\}"#, with: "{}", options: .regularExpression)
             .replacingOccurrences(of: #"\[\s*\n\s*\]"#, with: "[]", options: .regularExpression)
+    }
+
+    /// Text from outside (a body, a header, an event, an error message) made safe to write to a
+    /// terminal: every control character a terminal would act on is written as an escape such as
+    /// `\u{1B}`, so that a server cannot set the window title, clear the screen or hide what it
+    /// printed. Escaped: the C0 controls except line feed and tab, DEL, and the C1 controls
+    /// U+0080–U+009F; a carriage return right before a line feed is dropped, so CRLF lines read as lines.
+    public static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isTerminalControl) else { return text }
+        var result = String.UnicodeScalarView()
+        let scalars = Array(text.unicodeScalars)
+        for (index, scalar) in scalars.enumerated() {
+            guard isTerminalControl(scalar) else {
+                result.append(scalar)
+                continue
+            }
+            if scalar == "\r", index + 1 < scalars.count, scalars[index + 1] == "\n" { continue }
+            result.append(contentsOf: "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars)
+        }
+        return String(result)
+    }
+
+    /// JSON text made safe to write to a terminal as `terminalSafe(_:)` makes text safe, with JSON
+    /// escapes (`\u001B`) so that it still parses to the same value. JSON writers escape C0
+    /// controls in strings already, but not DEL or the C1 controls.
+    public static func terminalSafeJSON(_ json: String) -> String {
+        guard json.unicodeScalars.contains(where: isTerminalControl) else { return json }
+        var result = String.UnicodeScalarView()
+        for scalar in json.unicodeScalars {
+            guard isTerminalControl(scalar) else {
+                result.append(scalar)
+                continue
+            }
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            result.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+        }
+        return String(result)
+    }
+
+    /// Whether a terminal acts on `scalar` instead of showing it (line feed and tab are kept).
+    private static func isTerminalControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00...0x1F, 0x7F...0x9F: true
+        default: false
+        }
     }
 }

@@ -39,7 +39,8 @@ enum Echo {
             responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
         if prints {
-            server.configuration.echoSink.write(EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record))
+            let text = EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record)
+            server.configuration.echoSink.write(DisplayFormat.terminalSafe(text))
         }
         recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
                          redaction: server.configuration.redaction)
@@ -95,16 +96,9 @@ struct EchoFormatter {
         return text
     }
 
-    /// JSON pretty-printed with secrets hidden, form bodies with secrets hidden, other text as is,
-    /// binary as a size; all cut at the style's limit.
+    /// The body as `Redaction.maskedBody(_:contentType:)` shows it, binary as a size; cut at the style's limit.
     func render(body: Data, contentType: String?) -> String {
-        let type = contentType?.lowercased() ?? ""
-        let rendered: String
-        if let json = prettyJSON(body, contentTypeHint: type) {
-            rendered = json
-        } else if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
-            rendered = type.contains("x-www-form-urlencoded") ? redaction.maskedPairs(text) : text
-        } else {
+        guard let rendered = redaction.maskedBody(body, contentType: contentType) else {
             return "<\(DisplayFormat.byteCount(body.count)) of binary data>"
         }
         let limit = style.bodyLimit
@@ -112,26 +106,13 @@ struct EchoFormatter {
         return String(rendered.prefix(limit)) + "\n… (cut: \(rendered.count - limit) more characters)"
     }
 
-    private func prettyJSON(_ body: Data, contentTypeHint type: String) -> String? {
-        let first = body.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
-        guard type.contains("json") || first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
-        guard let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]) else { return nil }
-        return DisplayFormat.prettyJSON(object: redacted(object))
-    }
-
-    private func redacted(_ object: Any) -> Any {
-        if let dictionary = object as? [String: Any] {
-            var copy: [String: Any] = [:]
-            for (key, value) in dictionary { copy[key] = redaction.hidesJSONKey(key) ? Redaction.mask : redacted(value) }
-            return copy
-        }
-        if let array = object as? [Any] { return array.map(redacted) }
-        return object
-    }
-
-    /// What went wrong, without the URL (the line already shows it, masked) or the response body
-    /// (full echo shows it, masked), both of which error descriptions carry as they are.
+    /// What went wrong, without the URL (the line already shows it) or the response body (full
+    /// echo shows it), masked as error descriptions are: with `Redaction.standard`.
     static func summary(of error: any Error) -> String {
+        Redaction.standard.maskedText(unmaskedSummary(of: error))
+    }
+
+    private static func unmaskedSummary(of error: any Error) -> String {
         if let http = error as? HTTPError { return "HTTP \(http.statusCode) \(HTTPStatus.reasonPhrase(for: http.statusCode))" }
         guard let convey = error as? ConveyError else { return String(describing: error) }
         switch convey {

@@ -2,7 +2,8 @@ import Foundation
 
 /// Where console echo goes. Set one on `ServerConfiguration.echoSink`.
 public protocol EchoSink: Sendable {
-    /// Writes one echo block; `text` has no trailing newline.
+    /// Writes one echo block; `text` has no trailing newline, and no control character a terminal
+    /// acts on (`DisplayFormat.terminalSafe`).
     func write(_ text: String)
 }
 

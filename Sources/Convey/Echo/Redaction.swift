@@ -1,11 +1,13 @@
 import Foundation
 
-/// Which values echo output and recordings hide. Names compare case-insensitively.
+/// Which values Convey hides in every text it produces: echo output, recordings, error
+/// descriptions and tools such as the harness. Names compare case-insensitively.
 ///
 /// The standard policy hides credentials wherever they usually travel: `Authorization`,
-/// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, API-key and token headers, query parameters
-/// such as `api_key` and `token`, and JSON fields such as `password`, `access_token` and
-/// `Authorization` (servers that echo request headers put them in their bodies).
+/// `Proxy-Authorization`, `Cookie`, `Set-Cookie`, API-key and token headers, the user and
+/// password of a URL (`https://‹redacted›@host/`), query parameters such as `api_key` and `token`,
+/// and JSON fields such as `password`, `access_token` and `Authorization` (servers that echo
+/// request headers put them in their bodies). Error descriptions always use the standard policy.
 public struct Redaction: Sendable, Hashable {
     /// What replaces a hidden value.
     public static let mask = "‹redacted›"
@@ -18,16 +20,21 @@ public struct Redaction: Sendable, Hashable {
     public var queryNames: Set<String>
     /// JSON object keys whose values are hidden, at any depth.
     public var jsonKeys: Set<String>
+    /// Whether the user and password of a URL (`https://user:pass@host/`) are hidden: the whole
+    /// userinfo becomes `mask`, since a user name alone is often a token.
+    public var hidesURLUserInfo: Bool
 
     /// Creates a policy; names are matched case-insensitively.
-    public init(headerNames: Set<String>, headerFragments: [String], queryNames: Set<String>, jsonKeys: Set<String>) {
+    public init(headerNames: Set<String>, headerFragments: [String], queryNames: Set<String>, jsonKeys: Set<String>,
+                hidesURLUserInfo: Bool = true) {
         self.headerNames = Set(headerNames.map { $0.lowercased() })
         self.headerFragments = headerFragments.map { $0.lowercased() }
         self.queryNames = Set(queryNames.map { $0.lowercased() })
         self.jsonKeys = Set(jsonKeys.map { $0.lowercased() })
+        self.hidesURLUserInfo = hidesURLUserInfo
     }
 
-    /// Hides credentials in headers, query parameters and JSON bodies.
+    /// Hides credentials in headers, URLs, query parameters and JSON bodies.
     public static let standard = Redaction(
         headerNames: ["authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "apikey"],
         headerFragments: ["token", "secret", "api-key", "api_key", "apikey", "password", "session"],
@@ -37,7 +44,7 @@ public struct Redaction: Sendable, Hashable {
                    "secret", "client_secret", "api_key", "apikey", "authorization", "cookie", "set-cookie", "x-api-key"])
 
     /// Hides nothing. Use only where the output never leaves the developer's machine.
-    public static let none = Redaction(headerNames: [], headerFragments: [], queryNames: [], jsonKeys: [])
+    public static let none = Redaction(headerNames: [], headerFragments: [], queryNames: [], jsonKeys: [], hidesURLUserInfo: false)
 
     /// Whether a header's value is hidden.
     public func hidesHeader(_ name: String) -> Bool {
@@ -52,36 +59,3 @@ public struct Redaction: Sendable, Hashable {
     public func hidesJSONKey(_ name: String) -> Bool { jsonKeys.contains(name.lowercased()) }
 }
 
-extension Redaction {
-    /// The URL as text with the values of hidden query parameters replaced by `mask`, as echo
-    /// output and recordings show it.
-    public func maskedURL(_ url: URL) -> String {
-        let text = url.absoluteString
-        guard let queryStart = text.firstIndex(of: "?") else { return text }
-        let fragmentStart = text[queryStart...].firstIndex(of: "#") ?? text.endIndex
-        let query = String(text[text.index(after: queryStart)..<fragmentStart])
-        return String(text[...queryStart]) + maskedPairs(query) + String(text[fragmentStart...])
-    }
-
-    /// The header fields with the values of hidden headers replaced by `mask`.
-    public func maskedHeaders(_ headers: [String: String]) -> [String: String] {
-        headers.reduce(into: [:]) { result, field in
-            result[field.key] = hidesHeader(field.key) ? Self.mask : field.value
-        }
-    }
-
-    /// The fields, in order, with the values of hidden headers replaced by `mask`.
-    public func maskedFields(_ fields: HeaderFields) -> HeaderFields {
-        HeaderFields(fields.map { hidesHeader($0.name) ? Header(name: $0.name, value: Self.mask) : $0 })
-    }
-
-    /// `a=1&token=‹redacted›` from `a=1&token=abc`: a query string or form body with hidden values masked.
-    func maskedPairs(_ pairs: String) -> String {
-        pairs.split(separator: "&", omittingEmptySubsequences: false).map { pair in
-            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-            let name = String(pair[..<equals])
-            let decodedName = name.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? name
-            return hidesQueryParameter(decodedName) ? name + "=" + Self.mask : String(pair)
-        }.joined(separator: "&")
-    }
-}

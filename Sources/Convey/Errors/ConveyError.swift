@@ -47,7 +47,12 @@ public enum ConveyError: PresentableError, Sendable {
         }
     }
 
+    /// What failed, where and why, credentials masked with `Redaction.standard`.
     public var logDetail: String {
+        Redaction.standard.maskedText(unmaskedLogDetail)
+    }
+
+    private var unmaskedLogDetail: String {
         switch self {
         case .invalidURL(let text, let reason): "Invalid URL \"\(text)\": \(reason)"
         case .noRemote(let server): "\(server) has no remote: set `remote` before running tasks"
@@ -90,8 +95,9 @@ public struct TimeoutFailure: Sendable, Hashable, CustomStringConvertible {
         self.url = url
     }
 
+    /// What happened, credentials in the URL masked with `Redaction.standard`.
     public var description: String {
-        "Timed out (\(kind.rawValue) limit \(DisplayFormat.duration(limit))) for \(url?.absoluteString ?? "?")"
+        Redaction.standard.maskedText("Timed out (\(kind.rawValue) limit \(DisplayFormat.duration(limit))) for \(url?.absoluteString ?? "?")")
     }
 }
 
@@ -108,7 +114,8 @@ public struct EncodingFailure: Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String { "Could not encode \(subject): \(reason)" }
+    /// What happened, credentials masked with `Redaction.standard`.
+    public var description: String { Redaction.standard.maskedText("Could not encode \(subject): \(reason)") }
 }
 
 /// Why a response body did not decode, with the place in the JSON and the start of the body.
@@ -119,7 +126,7 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
     public let codingPath: String
     /// What went wrong at that place.
     public let reason: String
-    /// The first characters of the body (at most 512), for the log.
+    /// The first characters of the body (at most 512), for the log, credentials masked with `Redaction.standard`.
     public let bodyPrefix: String
     /// The URL the body came from.
     public let url: URL?
@@ -133,9 +140,11 @@ public struct DecodingFailure: Sendable, Hashable, CustomStringConvertible {
         self.url = url
     }
 
+    /// What happened, credentials in the URL and the body masked with `Redaction.standard`.
     public var description: String {
         let place = codingPath.isEmpty ? "" : " at \(codingPath)"
-        return "Could not decode \(typeName)\(place) from \(url?.absoluteString ?? "?"): \(reason). Body starts: \(bodyPrefix)"
+        return Redaction.standard.maskedText(
+            "Could not decode \(typeName)\(place) from \(url?.absoluteString ?? "?"): \(reason). Body starts: \(bodyPrefix)")
     }
 }
 
@@ -163,8 +172,10 @@ public struct SizeLimitFailure: Sendable, Hashable, CustomStringConvertible {
         self.url = url
     }
 
+    /// What happened, credentials in the URL masked with `Redaction.standard`.
     public var description: String {
-        "Response \(part.rawValue) from \(url?.absoluteString ?? "?") exceeded the limit of \(limit) bytes; the transfer was stopped"
+        Redaction.standard.maskedText(
+            "Response \(part.rawValue) from \(url?.absoluteString ?? "?") exceeded the limit of \(limit) bytes; the transfer was stopped")
     }
 }
 
@@ -181,5 +192,6 @@ public struct DownloadFailure: Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String { "Download to \(destination.path) failed: \(reason)" }
+    /// What happened, credentials in the reason masked with `Redaction.standard`.
+    public var description: String { Redaction.standard.maskedText("Download to \(destination.path) failed: \(reason)") }
 }

@@ -71,11 +71,13 @@ public struct HTTPError: PresentableError, Sendable {
         }
     }
 
+    /// The status, the request and the start of the body, credentials masked with `Redaction.standard`.
     public var logDetail: String {
+        // Masked before the body is cut, so that a cut never leaves part of a secret behind.
         var line = "HTTP \(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode)) for \(method) \(url?.absoluteString ?? "?")"
-        if let text = bodyText { line += ", body: " + String(text.prefix(300)) }
+        if let text = bodyText { line += ", body: " + String(Redaction.standard.maskedText(text).prefix(300)) }
         else if !body.isEmpty { line += ", body: \(body.count) bytes" }
-        return line
+        return Redaction.standard.maskedText(line)
     }
 }
 

@@ -45,5 +45,6 @@ public struct HeaderFieldFailure: Sendable, Hashable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String { "Header field \(name.debugDescription) from \(source.phrase) was not sent: \(reason)" }
+    /// What happened, credentials masked with `Redaction.standard`; the value is never shown.
+    public var description: String { Redaction.standard.maskedText("Header field \(name.debugDescription) from \(source.phrase) was not sent: \(reason)") }
 }

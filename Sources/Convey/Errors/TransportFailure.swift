@@ -84,7 +84,11 @@ public struct TransportFailure: Sendable, Hashable, CustomStringConvertible {
         self.init(kind: Kind(urlErrorCode: code), code: code, reason: reason, url: url)
     }
 
-    public var description: String { "\(kind.logPhrase) for \(url?.absoluteString ?? "?"): \(reason) (code \(code))" }
+    /// What happened, credentials in the URL and the reason (a refused redirect's target, say)
+    /// masked with `Redaction.standard`.
+    public var description: String {
+        Redaction.standard.maskedText("\(kind.logPhrase) for \(url?.absoluteString ?? "?"): \(reason) (code \(code))")
+    }
 }
 
 extension TransportFailure.Kind {

@@ -63,6 +63,7 @@ enum PayloadDecoding {
 
     private static func prefix(of data: Data) -> String {
         guard !data.isEmpty else { return "(empty)" }
-        return String(decoding: data.prefix(512), as: UTF8.self)
+        // Masked before it is cut, so that a cut never leaves part of a secret behind.
+        return String(Redaction.standard.maskedText(String(decoding: data.prefix(4096), as: UTF8.self)).prefix(512))
     }
 }

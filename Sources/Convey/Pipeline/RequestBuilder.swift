@@ -65,6 +65,25 @@ enum RequestBuilder {
         return request
     }
 
+    /// `request` with the user and password of its URL moved into `Authorization: Basic` (unless
+    /// it has an `Authorization` of its own, which wins) and taken out of the URL, so that every
+    /// transport sends the same request and the URL carries no credential into logs, records or
+    /// cache keys. A URL without userinfo is left as it is.
+    static func movingUserInfoToAuthorization(_ request: URLRequest) -> URLRequest {
+        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return request }
+        let credential = "\(components.user ?? ""):\(components.password ?? "")"
+        components.percentEncodedUser = nil
+        components.percentEncodedPassword = nil
+        guard let stripped = components.url else { return request }
+        var moved = request
+        moved.url = stripped
+        if moved.value(forHTTPHeaderField: "Authorization") == nil {
+            moved.setValue("Basic " + Data(credential.utf8).base64EncodedString(), forHTTPHeaderField: "Authorization")
+        }
+        return moved
+    }
+
     /// Whether the task may use expensive and constrained networks: the task's choice, else the server's.
     static func networkAccess<Task: DownloadingTask>(for task: Task, server: ConveyServer) -> (expensive: Bool, constrained: Bool) {
         let configuration = server.configuration

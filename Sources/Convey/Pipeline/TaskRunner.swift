@@ -122,6 +122,7 @@ struct TaskRunner<T: DownloadingTask> {
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             delivery.prepare(&request)
             request = try await task.willSendRequest(request: request)
+            request = RequestBuilder.movingUserInfoToAuthorization(request)
             try FieldValidation.check(request, source: .willSendRequest)
             attempt.request = request
 

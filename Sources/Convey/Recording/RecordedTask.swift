@@ -37,7 +37,7 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     public var outcome: Outcome
     /// The request method, such as `GET`.
     public var method: String
-    /// The request URL with hidden query parameters masked, or `nil` when the attempt failed
+    /// The request URL with its userinfo and hidden query parameters masked, or `nil` when the attempt failed
     /// before a request was built.
     public var url: String?
     /// The request headers as sent, with credential values masked.
@@ -48,7 +48,8 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     public var requestBody: RecordedBody?
     /// The response status code, when a response arrived.
     public var statusCode: Int?
-    /// The response headers, with credential values masked.
+    /// The response headers, with credential values masked (and URLs in other values, such as a
+    /// `Location` with a password).
     public var responseHeaders: [Header]
     /// The size of the response body in bytes.
     public var responseBodySize: Int
@@ -88,11 +89,16 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
         self.error = error
     }
 
-    /// Where the record hides a value: header names, `url` and `request body` whose recorded value
-    /// contains `Redaction.mask`. A request with any of these cannot be sent again as recorded.
+    /// Where the record hides a value: `URL userinfo`, `URL query`, header names and `request body`
+    /// whose recorded value contains `Redaction.mask`. A request with any of these cannot be sent
+    /// again as recorded.
     public var redactedParts: [String] {
         var parts = requestHeaders.filter { $0.value.contains(Redaction.mask) }.keys.sorted().map { "header \($0)" }
-        if url?.contains(Redaction.mask) == true { parts.insert("URL query", at: 0) }
+        if let url {
+            let queryStart = url.firstIndex(of: "?") ?? url.endIndex
+            if url[queryStart...].contains(Redaction.mask) { parts.insert("URL query", at: 0) }
+            if url[..<queryStart].contains(Redaction.mask) { parts.insert("URL userinfo", at: 0) }
+        }
         if requestBody?.text?.contains(Redaction.mask) == true { parts.append("request body") }
         return parts
     }

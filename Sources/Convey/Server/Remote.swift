@@ -85,6 +85,6 @@ public struct Remote: Sendable, Hashable, CustomStringConvertible {
         return dots
     }
 
-    /// The name and the joined base URL, for logs.
-    public var description: String { "\(name) (\(urlString(forPath: "")))" }
+    /// The name and the joined base URL, for logs, credentials masked with `Redaction.standard`.
+    public var description: String { "\(name) (\(Redaction.standard.maskedText(urlString(forPath: ""))))" }
 }

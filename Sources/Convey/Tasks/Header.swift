@@ -11,7 +11,8 @@ public struct Header: Sendable, Hashable, Codable, CustomStringConvertible {
         self.value = value
     }
 
-    public var description: String { "\(name): \(value)" }
+    /// `Name: value`, the value masked as `Redaction.standard` masks header values.
+    public var description: String { "\(name): \(Redaction.standard.maskedHeaders([name: value])[name] ?? value)" }
 }
 
 /// Request header fields in order, names compared case-insensitively.

@@ -99,6 +99,63 @@ enum HarnessProcess {
     }
 }
 
+#if canImport(Glibc)
+import Glibc
+
+extension HarnessProcess {
+    /// Runs the harness with standard output on a pseudo-terminal in raw mode (so that the
+    /// harness sees a terminal, and its bytes arrive unchanged) and returns what it wrote there.
+    static func runOnTerminal(_ arguments: [String], records: URL) async throws -> String {
+        let executable = try #require(executable, "the executable is not built: run `swift build` (scripts/test builds it)")
+        // posix_openpt and friends are not visible from Swift: /dev/ptmx with the ioctls they wrap.
+        let controller = open("/dev/ptmx", O_RDWR | O_NOCTTY)
+        try #require(controller >= 0, "no pseudo-terminal")
+        var locked: CInt = 0
+        var number: CUnsignedInt = 0
+        let unlockRequest: UInt = 0x4004_5431  // TIOCSPTLCK
+        let numberRequest: UInt = 0x8004_5430  // TIOCGPTN
+        try #require(ioctl(controller, unlockRequest, &locked) == 0 && ioctl(controller, numberRequest, &number) == 0)
+        let name = "/dev/pts/\(number)"
+        let terminal = open(name, O_RDWR | O_NOCTTY)
+        try #require(terminal >= 0)
+        var settings = termios()
+        tcgetattr(terminal, &settings)
+        cfmakeraw(&settings)
+        tcsetattr(terminal, TCSANOW, &settings)
+        defer { close(controller) }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment
+        variables["CONVEY_HARNESS_RECORDS"] = records.path(percentEncoded: false)
+        variables["CONVEY_REMOTE"] = nil
+        process.environment = variables
+        process.standardOutput = FileHandle(fileDescriptor: terminal, closeOnDealloc: false)
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Drained while the child runs, so that a full terminal buffer never blocks it, and after.
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        func drain() {
+            var ready = pollfd(fd: controller, events: Int16(POLLIN), revents: 0)
+            while poll(&ready, 1, 0) > 0, ready.revents & Int16(POLLIN) != 0 {
+                let count = read(controller, &buffer, buffer.count)
+                guard count > 0 else { return }
+                output += buffer[..<count]
+            }
+        }
+        while process.isRunning {
+            var ready = pollfd(fd: controller, events: Int16(POLLIN), revents: 0)
+            _ = poll(&ready, 1, 50)
+            drain()
+        }
+        drain()
+        close(terminal)
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+#endif
+
 /// Lets other tasks signal the process.
 private struct RunningProcess: @unchecked Sendable {
     let process: Process
