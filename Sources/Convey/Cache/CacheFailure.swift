@@ -25,9 +25,10 @@ public struct CacheFailure: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        switch kind {
+        let text = switch kind {
         case .notCached: "Not in the cache: \(url?.absoluteString ?? "?") (\(reason))"
         case .folderUnavailable: "Cache folder unavailable: \(url?.path ?? "?") (\(reason))"
         }
+        return Redaction.standard.maskedText(text)
     }
 }

@@ -66,7 +66,8 @@ struct CredentialPartitionTests {
     }
 
     @Test func userInfoInTheURLIsACredentialAndNotPartOfTheKey() async throws {
-        let origin = echoingOrigin("max-age=600", credential: "X-None")
+        // Convey sends user info as `Authorization: Basic`, which the origin echoes.
+        let origin = echoingOrigin("max-age=600", credential: "Authorization")
         let cache = DataCache()
         let server = try cachingStubServer(origin, cache: cache)
         let alice = try await cache.data(from: try testURL("https://alice:secret-a@stub.example/me"), server: server)
@@ -75,7 +76,7 @@ struct CredentialPartitionTests {
         #expect(alice.cacheStatus == .network)
         #expect(bob.cacheStatus == .network)
         #expect(aliceAgain.cacheStatus == .hit)
-        #expect(String(decoding: bob.payload, as: UTF8.self) == "bob 2")
+        #expect(String(decoding: bob.payload, as: UTF8.self) == "Basic \(Data("bob:secret-b".utf8).base64EncodedString()) 2")
         #expect(origin.count == 2)
     }
 

@@ -51,6 +51,7 @@ struct ErrorMaskingTests {
             SizeLimitFailure(part: .head, limit: 1, url: url).description,
             DecodingFailure(typeName: "T", codingPath: "a", reason: "r", bodyPrefix: "token=tok-body", url: url).description,
             DownloadFailure(destination: URL(filePath: "/tmp/x"), reason: "from \(url.absoluteString)").description,
+            CacheFailure(kind: .notCached, url: url, reason: "no entry").description,
         ]
 
         #expect(descriptions[0] == "Timed out (total limit 1.00 s) for https://‹redacted›@api.example/v1/items?token=‹redacted›&page=2")

@@ -6,6 +6,9 @@ import Testing
 /// and for a hostile server's terminal escape sequences.
 @Suite("Harness output hides secrets and escapes control characters", .wire)
 struct HarnessSecretsTests {
+    /// `--stream` and `--events` run on the platform's default transport whatever
+    /// `CONVEY_TRANSPORT` says: URLSession on Linux refuses streams.
+    private static let defaultTransport = ["CONVEY_TRANSPORT": ""]
     static let secrets = ["pw-user1nfo", "tok-query", "cookie-req", "cookie-resp", "tok-event", "cookie-event", "pw-event"]
 
     /// `http://alice:pw-user1nfo@127.0.0.1:PORT` for a test server.
@@ -33,8 +36,8 @@ struct HarnessSecretsTests {
             ("text", try await HarnessProcess.run(["get"] + request + ["-v", "--echo", "full"], records: records.url)),
             ("json", try await HarnessProcess.run(["get"] + request + ["--json"], records: records.url)),
             ("stream", try await HarnessProcess.run(["get", httpbin + "/response-headers?Set-Cookie=s%3Dcookie-resp&token=tok-query", "--stream"],
-                                                     records: records.url)),
-            ("events", try await HarnessProcess.run(["get", events + "/hostile?say=" + sayQuery, "--events"], records: records.url)),
+                                                     records: records.url, environment: Self.defaultTransport)),
+            ("events", try await HarnessProcess.run(["get", events + "/hostile?say=" + sayQuery, "--events"], records: records.url, environment: Self.defaultTransport)),
             ("error", try await HarnessProcess.run(["get", "http://alice:pw-user1nfo@127.0.0.1:1/x?token=tok-query"], records: records.url)),
             ("json error", try await HarnessProcess.run(["get", "http://alice:pw-user1nfo@127.0.0.1:1/x?token=tok-query", "--json"],
                                                          records: records.url)),
@@ -64,8 +67,8 @@ struct HarnessSecretsTests {
         let runs = [
             ("text", try await HarnessProcess.run(["get", hostile, "-v", "--echo", "full"], records: records.url)),
             ("json", try await HarnessProcess.run(["get", hostile, "--json"], records: records.url)),
-            ("stream", try await HarnessProcess.run(["get", hostile, "--stream"], records: records.url)),
-            ("events", try await HarnessProcess.run(["get", hostile, "--events"], records: records.url)),
+            ("stream", try await HarnessProcess.run(["get", hostile, "--stream"], records: records.url, environment: Self.defaultTransport)),
+            ("events", try await HarnessProcess.run(["get", hostile, "--events"], records: records.url, environment: Self.defaultTransport)),
             ("recorded show", try await HarnessProcess.run(["recorded", "show", "1"], records: records.url)),
             ("recorded json", try await HarnessProcess.run(["recorded", "list", "--json"], records: records.url)),
         ]
