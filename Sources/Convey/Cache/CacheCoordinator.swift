@@ -70,7 +70,7 @@ struct CacheCoordinator {
         var hopRequest = request
         var answer = try await respondOnce(to: request, send: send)
         for _ in 0..<CacheRedirect.maximumHops {
-            guard taskFollowsRedirects, followsRedirects(of: hopRequest), let next = CacheRedirect.next(after: answer.response.head, request: hopRequest)
+            guard taskFollowsRedirects, followsRedirects(of: hopRequest), let next = CacheRedirect.next(after: answer.response.head, request: hopRequest, credentials: credentials)
             else { return answer }
             // Each hop is an exchange of its own: show it like one.
             let now = cache?.clock.now() ?? Date()
@@ -301,7 +301,7 @@ struct CacheCoordinator {
 
     /// The name of a credential `request` carries (a header name, or "URL user info"), or `nil`.
     private func credentialCarried(by request: URLRequest) -> String? {
-        if let name = request.allHTTPHeaderFields?.keys.sorted().first(where: { CredentialPartition.isCredential($0, credentials) }) {
+        if let name = request.allHTTPHeaderFields?.keys.sorted().first(where: { CrossOriginCredentials.isCredential($0, credentials) }) {
             return name
         }
         return request.url?.user != nil || request.url?.password != nil ? "URL user info" : nil

@@ -16,15 +16,16 @@ enum CacheRedirect {
 
     private static let followedStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// The request for the next hop after `head` answered `request`, or `nil` when `head` is final.
-    static func next(after head: ResponseHead, request: URLRequest) -> URLRequest? {
+    /// The request for the next hop after `head` answered `request`, or `nil` when `head` is final;
+    /// `credentials` names the credential fields beyond the standard ones.
+    static func next(after head: ResponseHead, request: URLRequest, credentials: Redaction = .standard) -> URLRequest? {
         guard followedStatuses.contains(head.statusCode), let location = head.fields.first(named: "Location"),
               let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else { return nil }
         var next = request
         next.url = target
-        CrossOriginCredentials.drop(from: &next, goingFrom: current)
+        CrossOriginCredentials.drop(from: &next, goingFrom: current, credentials: credentials)
         return next
     }
 }

@@ -23,7 +23,7 @@ struct CredentialPartition: Sendable, Hashable {
     init(of request: URLRequest, credentials: Redaction, key: [UInt8]) {
         var material: [UInt8] = []
         let fields = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key.lowercased() < $1.key.lowercased() }
-        for (name, value) in fields where Self.isCredential(name, credentials) {
+        for (name, value) in fields where CrossOriginCredentials.isCredential(name, credentials) {
             material += Array("\(name.lowercased()): \(value)\n".utf8)
         }
         if let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
@@ -34,11 +34,4 @@ struct CredentialPartition: Sendable, Hashable {
     }
 
     private init(tag: String?) { self.tag = tag }
-
-    /// Whether a request header named `name` is a credential. `Set-Cookie` is a response header,
-    /// hidden in output but never sent, so it names no partition.
-    static func isCredential(_ name: String, _ credentials: Redaction) -> Bool {
-        guard name.caseInsensitiveCompare("Set-Cookie") != .orderedSame else { return false }
-        return Redaction.standard.hidesHeader(name) || credentials.hidesHeader(name)
-    }
 }

@@ -143,6 +143,7 @@ struct TaskRunner<T: DownloadingTask> {
                             progress: progress)
                         exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
                         exchange.followsRedirects = options.followsRedirects && task.followsRedirects
+                        exchange.credentialFields = server.configuration.redaction
                         exchange.expectsLargeBody = options.expectsLargeBody
                         return try await server.transport.send(exchange, into: sink)
                     }

@@ -60,6 +60,10 @@ public struct TransportRequest: Sendable {
     /// as `.http1_1` for a server whose HTTP/2 is broken. Default: `nil`, the transport's.
     /// `URLSessionTransport` cannot choose: it leaves the version to URLSession.
     public var httpVersion: HTTPVersionPreference?
+    /// The header fields that are credentials besides those `Redaction.standard` hides: a
+    /// transport that follows a redirect to another origin drops both. `TaskRunner` sets the
+    /// server's `redaction`. Default: `.none` (the standard ones only).
+    public var credentialFields: Redaction = .none
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }

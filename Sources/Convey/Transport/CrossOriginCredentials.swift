@@ -5,9 +5,10 @@ import FoundationNetworking
 
 /// What a request keeps when a redirect takes it to another origin (scheme, host and port): every
 /// header field but the credentials. The credentials are the fields `Redaction.standard` hides
-/// (`Authorization`, `Proxy-Authorization`, `Cookie`, API-key and token headers), so a name that
-/// echo output hides is never sent to a server its owner did not name. Both transports and the
-/// cache apply it to every hop they follow.
+/// (`Authorization`, `Proxy-Authorization`, `Cookie`, API-key and token headers) and those the
+/// server's own `redaction` hides, so a name that echo output hides is never sent to a server its
+/// owner did not name. Both transports and the cache apply it to every hop they follow; the cache
+/// also partitions stored responses by the same fields (`CredentialPartition`).
 enum CrossOriginCredentials {
     /// Whether two URLs share scheme, host and port (the default port when none is written).
     static func sameOrigin(_ first: URL, _ second: URL) -> Bool {
@@ -16,10 +17,18 @@ enum CrossOriginCredentials {
             && effectivePort(first) == effectivePort(second)
     }
 
-    /// Removes the credential header fields from `request` when it goes from `source` to another origin.
-    static func drop(from request: inout URLRequest, goingFrom source: URL) {
+    /// Whether a request header named `name` is a credential: one `Redaction.standard` or
+    /// `credentials` hides. `Set-Cookie` is a response header, hidden in output but never sent.
+    static func isCredential(_ name: String, _ credentials: Redaction) -> Bool {
+        guard name.caseInsensitiveCompare("Set-Cookie") != .orderedSame else { return false }
+        return Redaction.standard.hidesHeader(name) || credentials.hidesHeader(name)
+    }
+
+    /// Removes the credential header fields (`isCredential`) from `request` when it goes from
+    /// `source` to another origin.
+    static func drop(from request: inout URLRequest, goingFrom source: URL, credentials: Redaction) {
         guard let target = request.url, !sameOrigin(source, target), let fields = request.allHTTPHeaderFields else { return }
-        for name in fields.keys where Redaction.standard.hidesHeader(name) {
+        for name in fields.keys where isCredential(name, credentials) {
             request.setValue(nil, forHTTPHeaderField: name)
         }
     }

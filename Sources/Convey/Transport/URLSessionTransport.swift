@@ -213,6 +213,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         let sink: any ResponseBodySink
         let progressHandler: (@Sendable (TransferProgress) -> Void)?
         let followsRedirects: Bool
+        /// The credential fields beyond the standard ones, dropped on a redirect to another origin.
+        let credentials: Redaction
         let started = ContinuousClock.now
         var progress = TransferProgress()
         var deliveredHead = false
@@ -249,7 +251,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
                sink: any ResponseBodySink, request: TransportRequest) {
         lock.withLock {
             transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress,
-                                                      followsRedirects: request.followsRedirects)
+                                                      followsRedirects: request.followsRedirects, credentials: request.credentialFields)
         }
     }
 
@@ -306,14 +308,14 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             completionHandler(nil)
             return
         }
-        let follows = update(task) { $0.followsRedirects } ?? true
+        let (follows, credentials) = update(task) { ($0.followsRedirects, $0.credentials) } ?? (true, .none)
         guard follows else {
             completionHandler(nil)
             return
         }
         // URLSession carries every header field to the next hop, credentials included.
         var next = request
-        if let from { CrossOriginCredentials.drop(from: &next, goingFrom: from) }
+        if let from { CrossOriginCredentials.drop(from: &next, goingFrom: from, credentials: credentials) }
         cookies?.store(from: response)
         cookies?.addCookies(to: &next)
         completionHandler(next)

@@ -83,12 +83,30 @@ struct RedirectWireTests {
         let error = await #expect(throws: HTTPError.self) { try await Strict(server: server(kind)).download() }
         #expect(error?.statusCode == 302)
     }
-    /// The header fields a redirect from httpbin to `target` delivered there, as the echo shows them.
-    private func fieldsArriving(at target: String, via kind: TransportKind) async throws -> [String: String] {
+    /// The header fields a redirect from httpbin to `target` delivered there, as the echo shows them;
+    /// `credentials` names credential fields beyond the standard ones, as a server's `redaction` does.
+    private func fieldsArriving(at target: String, via kind: TransportKind, extra: Headers = [],
+                                credentials: Redaction = .none) async throws -> [String: String] {
         var request = URLRequest(url: try TestServers.httpbin("/redirect-to?url=\(target)&status_code=302"))
         for header in CredentialFields.sent { request.setValue(header.value, forHTTPHeaderField: header.name) }
-        let body = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20))).data
+        for header in extra { request.setValue(header.value, forHTTPHeaderField: header.name) }
+        var exchange = TransportRequest(urlRequest: request, timeout: .seconds(20))
+        exchange.credentialFields = credentials
+        let body = try await kind.make().send(exchange).data
         return try Self.echoedFields(body)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aHeaderTheServerNamesAsACredentialIsDroppedOnARedirectToAnotherOrigin(_ kind: TransportKind) async throws {
+        let elsewhere = try #require(TestServers.eventsURL).absoluteString + "/headers"
+        var credentials = Redaction.none
+        credentials.headerNames.insert("x-tenant")
+        let arrived = try await fieldsArriving(at: elsewhere, via: kind, extra: ["X-Tenant": "alice", "X-Region": "eu"],
+                                               credentials: credentials)
+        #expect(arrived["x-tenant"] == nil)
+        #expect(arrived["x-region"] == "eu")
+        let sameOrigin = try await fieldsArriving(at: "/headers", via: kind, extra: ["X-Tenant": "alice"], credentials: credentials)
+        #expect(sameOrigin["x-tenant"] == "alice")
     }
 
     /// The fields an echo reported: httpbin's `{"headers": …}` or the event server's `data: {…}`.

@@ -26,7 +26,8 @@ enum CurlRedirect {
     /// Where `response` sends `request` next, or `nil` when it is the final response: not a
     /// redirect, no usable `Location`, or a body that cannot be sent twice (a stream). Throws
     /// `ConveyError.transport` of kind `.redirectRefused` for a target that is not http or https.
-    static func nextHop(after response: ResponseHead, request: URLRequest, url: URL) throws(ConveyError) -> Hop? {
+    static func nextHop(after response: ResponseHead, request: URLRequest, url: URL,
+                        credentials: Redaction = .standard) throws(ConveyError) -> Hop? {
         guard isRedirect(status: response.statusCode),
               let location = response.fields.first(named: "Location"),
               let target = URL(string: location, relativeTo: url)?.absoluteURL
@@ -47,7 +48,7 @@ enum CurlRedirect {
         } else if request.httpBodyStream != nil {
             return nil
         }
-        CrossOriginCredentials.drop(from: &next, goingFrom: url)
+        CrossOriginCredentials.drop(from: &next, goingFrom: url, credentials: credentials)
         return Hop(request: next, url: target, resendsBody: !becomesGET)
     }
 }

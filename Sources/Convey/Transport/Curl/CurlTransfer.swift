@@ -30,6 +30,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
     private let request: URLRequest
+    /// The credential fields beyond the standard ones, dropped on a redirect to another origin.
+    private let credentials: Redaction
     private let followsRedirects: Bool
     private let requestBody: CurlRequestBody?
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -85,6 +87,7 @@ final class CurlTransfer: @unchecked Sendable {
         let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
         followsRedirects = transportRequest.followsRedirects
+        credentials = transportRequest.credentialFields
         head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize)
         progressHandler = transportRequest.progress
         method = request.httpMethod ?? "GET"
@@ -260,7 +263,7 @@ final class CurlTransfer: @unchecked Sendable {
             // An interim response (100 Continue, 103 Early Hints): the final head follows.
             if (100..<200).contains(status), status != 101 { return bytes.count }
             let final = try head.head(url: url)
-            if followsRedirects, let hop = try CurlRedirect.nextHop(after: final, request: request, url: url) {
+            if followsRedirects, let hop = try CurlRedirect.nextHop(after: final, request: request, url: url, credentials: credentials) {
                 redirectHop = hop
                 return bytes.count
             }
