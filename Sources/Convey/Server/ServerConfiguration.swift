@@ -85,8 +85,8 @@ public struct ServerConfiguration: Sendable {
     public var httpVersion = HTTPVersionPreference.automatic
     /// The most bytes a response body held in memory may have, counted after decompression; a
     /// larger one stops at once with `ConveyError.responseTooLarge`. Default: 100 MiB. `nil`: no
-    /// limit. Tasks override it with `TaskConfiguration.maximumResponseSize`; downloads to a file
-    /// have no limit unless they set one.
+    /// limit. Tasks override it with `TaskConfiguration.maximumResponseSize`. Downloads to a file
+    /// and streams are not held in memory and are not limited by it.
     public var maximumResponseSize: Int64? = ServerConfiguration.defaultMaximumResponseSize
     /// The most bytes a response's status line and header fields may take; a larger head stops at
     /// once with `ConveyError.responseTooLarge`. Default: 256 KiB.

@@ -4,8 +4,8 @@ extension DownloadingTask {
     /// Runs the task and returns as soon as the response head arrives, with the body as a
     /// `ResponseStream` to read as it arrives (chunks, or `lines`).
     ///
-    /// The run is a normal one up to the head: hooks, status check (`HTTPError` for a status
-    /// outside 2xx, with up to 64 KiB of its body), retries, echo. The cache is bypassed. The
+    /// The run is a normal one up to the head: hooks, the task's `statusRule` (`HTTPError` for a
+    /// status it throws for, with up to 64 KiB of its body), retries, echo. The cache is bypassed. The
     /// task's idle timeout applies between chunks. The task's total timeout covers only the wait
     /// for the head; pass `totalTimeout` to limit the whole stream, body included. At most
     /// `bufferSize` bytes wait for the reader; then the transport stops reading (see

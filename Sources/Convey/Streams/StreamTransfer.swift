@@ -80,7 +80,7 @@ final class StreamTransfer: Sendable {
     /// What a failure mid-stream means to the reader: a Convey error saying what and where.
     private static func describe(_ error: any Error, url: URL?, timeout: Duration, delivered: Int64) -> any Error {
         let mapped = TransportErrors.map(error, url: url, timeout: timeout)
-        guard case ConveyError.transport(let failure) = mapped else { return mapped }
+        guard case ConveyError.transport(let failure) = mapped, delivered > 0 else { return mapped }
         return ConveyError.transport(TransportFailure(
             kind: failure.kind, code: failure.code, reason: "\(failure.reason) (the stream broke after \(delivered) bytes of the body)", url: failure.url))
     }

@@ -98,7 +98,8 @@ public final class URLSessionTransport: ConveyTransport {
         var missing = tls.featuresBeyondDefault
         if proxy != .environment { missing.append("an explicit proxy setting (\(proxy))") }
         guard !missing.isEmpty else { return nil }
-        return URLError(tls.isDefault ? .cannotConnectToHost : .secureConnectionFailed, userInfo: [
+        // Neither code is transient: no retry can make a setting work.
+        return URLError(tls.isDefault ? .unsupportedURL : .secureConnectionFailed, userInfo: [
             NSLocalizedDescriptionKey: "URLSessionTransport cannot honour \(missing.joined(separator: ", ")); nothing was sent (use CurlTransport)",
         ])
     }

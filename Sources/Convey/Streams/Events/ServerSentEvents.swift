@@ -13,7 +13,7 @@ import Foundation
 /// maximum; an event brings it back to the reconnection time. So a server that closes at once,
 /// even with `retry: 0`, is asked again less and less often. It ends:
 /// - normally, when a response is `204 No Content`;
-/// - with the error, for a status outside 2xx (`HTTPError`), a `Content-Type` other than
+/// - with the error, for a status the task's `statusRule` throws for (`HTTPError`), a `Content-Type` other than
 ///   `text/event-stream` (`ConveyError.decodingFailed`), an event over the size limit
 ///   (`ConveyError.responseTooLarge`), or after `maximumConsecutiveFailures` attempts in a row
 ///   that got no response head;
