@@ -34,8 +34,8 @@ struct RunReport: Sendable {
     }
 
     /// The response header fields as received, repeats kept, credentials masked.
-    func responseHeaders(_ redaction: Redaction) -> HeaderFields {
-        redaction.maskedFields(response?.headerFields ?? HeaderFields())
+    func responseHeaders(_ redaction: Redaction) -> Headers {
+        redaction.maskedFields(response?.headerFields ?? Headers())
     }
 
     /// The response body as Convey's echo shows it (`Redaction.maskedBody`), or `nil` when there

@@ -106,10 +106,10 @@ enum CacheEntryFormat {
         else { return nil }
         let requestedAt = Double(bitPattern: requestedBits), receivedAt = Double(bitPattern: receivedBits)
         guard requestedAt.isFinite, receivedAt.isFinite else { return nil }
-        var fields = HeaderFields()
+        var fields = Headers()
         for _ in 0..<headerCount {
             guard let name = metadata.string(), let value = metadata.string() else { return nil }
-            fields.append(name: name, value: value)
+            fields.appendLine(Header(name: name, value: value))
         }
         guard let varyCount = metadata.read(UInt32.self) else { return nil }
         var varying: [CachedResponse.VaryingHeader] = []

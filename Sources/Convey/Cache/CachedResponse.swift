@@ -19,7 +19,7 @@ public struct CachedResponse: Sendable {
     /// The stored status code.
     public var statusCode: Int { storage.statusCode }
     /// The stored header fields in the order received, repeats kept.
-    public var fields: HeaderFields { storage.fields }
+    public var fields: Headers { storage.fields }
     /// The stored header fields, one combined value per name (names as the server sent them).
     public var headers: [String: String] { storage.fields.combined }
     /// The stored body.
@@ -62,16 +62,16 @@ public struct CachedResponse: Sendable {
     ///   - body: the body to replay.
     ///   - receivedAt: when it arrived; freshness counts from here.
     public init(url: URL, statusCode: Int = 200, headers: [String: String] = [:], body: Data, receivedAt: Date = Date()) {
-        self.init(url: url, statusCode: statusCode, fields: HeaderFields(headers), body: body, receivedAt: receivedAt)
+        self.init(url: url, statusCode: statusCode, fields: Headers(headers), body: body, receivedAt: receivedAt)
     }
 
     /// Creates an entry from ordered header fields (repeats kept), for seeding a cache by hand or in tests.
-    public init(url: URL, statusCode: Int = 200, fields: HeaderFields, body: Data, receivedAt: Date = Date()) {
+    public init(url: URL, statusCode: Int = 200, fields: Headers, body: Data, receivedAt: Date = Date()) {
         self.init(key: CacheKey.key(for: url, method: .get), statusCode: statusCode, fields: fields, body: body,
                   requestedAt: receivedAt, receivedAt: receivedAt, varyingRequestHeaders: [], credentialPartition: nil)
     }
 
-    init(key: String, statusCode: Int, fields: HeaderFields, body: Data, requestedAt: Date, receivedAt: Date,
+    init(key: String, statusCode: Int, fields: Headers, body: Data, requestedAt: Date, receivedAt: Date,
          varyingRequestHeaders: [VaryingHeader], credentialPartition: String?) {
         storage = Storage(key: key, statusCode: statusCode, fields: fields, body: body, requestedAt: requestedAt, receivedAt: receivedAt,
                           varyingRequestHeaders: varyingRequestHeaders, credentialPartition: credentialPartition)
@@ -80,7 +80,7 @@ public struct CachedResponse: Sendable {
     private final class Storage: Sendable {
         let key: String
         let statusCode: Int
-        let fields: HeaderFields
+        let fields: Headers
         let body: Data
         let requestedAt: Date
         let receivedAt: Date
@@ -95,7 +95,7 @@ public struct CachedResponse: Sendable {
         let control: CacheControl
         let initialAge: TimeInterval
 
-        init(key: String, statusCode: Int, fields: HeaderFields, body: Data, requestedAt: Date, receivedAt: Date,
+        init(key: String, statusCode: Int, fields: Headers, body: Data, requestedAt: Date, receivedAt: Date,
              varyingRequestHeaders: [VaryingHeader], credentialPartition: String?) {
             self.key = key
             self.statusCode = statusCode
@@ -128,7 +128,7 @@ public struct CachedResponse: Sendable {
 
     /// The `Age` value (RFC 9111 §5.1): the first value of the first `Age` field, when it is a
     /// non-negative integer; anything else (`7200.0`, `-1`, `soon`) is invalid and ignored.
-    static func ageValue(of fields: HeaderFields) -> TimeInterval? {
+    static func ageValue(of fields: Headers) -> TimeInterval? {
         guard let line = fields.values(named: "Age").first else { return nil }
         let first = line.split(separator: ",", omittingEmptySubsequences: false).first.map { String($0).trimmingASCIIWhitespace() } ?? ""
         return CacheControl.deltaSeconds(first).map(TimeInterval.init)
@@ -192,7 +192,7 @@ public struct CachedResponse: Sendable {
     }
 
     /// The same entry with other fields (freshness is recomputed from them) or another key.
-    func replacing(fields newFields: HeaderFields? = nil, key newKey: String? = nil, requestedAt: Date? = nil, receivedAt: Date? = nil,
+    func replacing(fields newFields: Headers? = nil, key newKey: String? = nil, requestedAt: Date? = nil, receivedAt: Date? = nil,
                    varyingRequestHeaders: [VaryingHeader]? = nil) -> CachedResponse {
         CachedResponse(key: newKey ?? key, statusCode: statusCode, fields: newFields ?? fields, body: body,
                        requestedAt: requestedAt ?? self.requestedAt, receivedAt: receivedAt ?? self.receivedAt,
@@ -201,10 +201,10 @@ public struct CachedResponse: Sendable {
     }
 
     /// The stored fields as they are replayed: `Age` set to the current age (RFC 9111 §5.1).
-    func replayedFields(at now: Date) -> HeaderFields {
+    func replayedFields(at now: Date) -> Headers {
         var replayed = fields
         replayed.remove(named: "Age")
-        replayed.append(name: "Age", value: String(Int(age(at: now))))
+        replayed.appendLine(Header(name: "Age", value: String(Int(age(at: now)))))
         return replayed
     }
 }

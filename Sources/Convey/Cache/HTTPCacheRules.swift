@@ -106,7 +106,7 @@ enum HTTPCacheRules {
 
     /// The fields that name one connection: the fixed hop-by-hop set and every field `Connection`
     /// lists (RFC 9111 §3.1), lowercased.
-    private static func connectionFields(in fields: HeaderFields) -> Set<String> {
+    private static func connectionFields(in fields: Headers) -> Set<String> {
         var names = connectionHeaders
         for value in fields.values(named: "Connection") {
             for name in value.split(separator: ",") { names.insert(String(name).trimmingASCIIWhitespace().lowercased()) }
@@ -117,19 +117,19 @@ enum HTTPCacheRules {
     /// The header fields of a response as they are stored, in order: without connection-level
     /// fields (§3.1), without the fields a qualified `no-cache` names (§5.2.2.4), and without
     /// `Set-Cookie`.
-    static func storedFields(of fields: HeaderFields) -> HeaderFields {
+    static func storedFields(of fields: Headers) -> Headers {
         var dropped = connectionFields(in: fields).union(credentialSettingHeaders)
         dropped.formUnion(CacheControl(fields["Cache-Control"]).noCacheFields)
-        return HeaderFields(fields.filter { !dropped.contains($0.name.lowercased()) })
+        return Headers(lines: fields.filter { !dropped.contains($0.name.lowercased()) })
     }
 
     /// The stored fields updated by a 304's fields (§3.2), except those that describe the stored
     /// body or one connection: each name the 304 carries replaces every stored line of that name.
-    static func merge(_ stored: HeaderFields, with update: HeaderFields) -> HeaderFields {
+    static func merge(_ stored: Headers, with update: Headers) -> Headers {
         let kept = storedFields(of: update).filter { !bodyHeaders.contains($0.name.lowercased()) }
         let replacedNames = Set(kept.map { $0.name.lowercased() })
-        var merged = HeaderFields(stored.filter { !replacedNames.contains($0.name.lowercased()) })
-        for field in kept { merged.append(field) }
+        var merged = Headers(lines: stored.filter { !replacedNames.contains($0.name.lowercased()) })
+        for field in kept { merged.appendLine(field) }
         return merged
     }
 

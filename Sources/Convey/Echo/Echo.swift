@@ -10,7 +10,7 @@ struct AttemptRecord: Sendable {
     var requestHeaders: [String: String]
     var requestBody: Data?
     var statusCode: Int?
-    var responseHeaders: HeaderFields
+    var responseHeaders: Headers
     var responseBody: Data?
     var metrics = ExchangeMetrics()
     var duration: Duration
@@ -35,7 +35,7 @@ enum Echo {
         let record = AttemptRecord(
             method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
-            statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? HeaderFields(),
+            statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? Headers(),
             responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
         if prints {
@@ -56,7 +56,7 @@ struct EchoFormatter {
         var blocks: [String] = []
         let url = record.url.map(redaction.maskedURL) ?? "(no URL)"
         if style.printsRequestDetail {
-            let headers = HeaderFields(record.requestHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
+            let headers = Headers(lines: record.requestHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
             blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: headers, body: record.requestBody))
         }
         if style.printsResponseDetail, let status = record.statusCode {
@@ -84,7 +84,7 @@ struct EchoFormatter {
     }
 
     /// Header lines in the order given (a response's as received, repeats kept), secrets masked, then the body.
-    private func details(headers: HeaderFields, body: Data?) -> String {
+    private func details(headers: Headers, body: Data?) -> String {
         var text = ""
         for field in redaction.maskedFields(headers) {
             text += "\n    \(field.name): \(field.value)"

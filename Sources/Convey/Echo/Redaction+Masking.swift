@@ -37,8 +37,8 @@ extension Redaction {
     }
 
     /// The fields, in order, masked as `maskedHeaders(_:)` masks them.
-    public func maskedFields(_ fields: HeaderFields) -> HeaderFields {
-        HeaderFields(fields.map { Header(name: $0.name, value: maskedValue(of: $0)) })
+    public func maskedFields(_ fields: Headers) -> Headers {
+        Headers(lines: fields.map { Header(name: $0.name, value: maskedValue(of: $0)) })
     }
 
     /// A body as Convey shows it, or `nil` for binary data (not UTF-8, or holding NUL): JSON

@@ -60,7 +60,7 @@ enum RequestBuilder {
                                  timeoutInterval: timeout(for: task, server: server).timeInterval)
         if method != .get { request.httpMethod = method.rawValue }
         // One assignment: on Linux each `setValue(_:forHTTPHeaderField:)` rescans and renormalises every field.
-        request.allHTTPHeaderFields = headers.dictionary
+        request.allHTTPHeaderFields = headers.combined
         if case .data(let data) = body?.content { request.httpBody = data }
         return request
     }

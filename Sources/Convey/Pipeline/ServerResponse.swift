@@ -76,7 +76,7 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     /// fields are combined with `", "`. `head` and `headerFields` keep them apart.
     public var httpResponse: HTTPURLResponse { head.makeHTTPURLResponse() }
     /// The header fields in order, repeats kept (every `Set-Cookie` whole).
-    public var headerFields: HeaderFields { head.fields }
+    public var headerFields: Headers { head.fields }
     /// The HTTP status code.
     public var statusCode: Int { head.statusCode }
     /// The class of the status code.

@@ -15,7 +15,8 @@ public struct Header: Sendable, Hashable, Codable, CustomStringConvertible {
     public var description: String { "\(name): \(Redaction.standard.maskedHeaders([name: value])[name] ?? value)" }
 }
 
-/// Request header fields in order, names compared case-insensitively.
+/// Header fields in order, names compared case-insensitively: what a request sends and what a
+/// response brought.
 ///
 /// Setting a field (`append`, the subscript) replaces every field of that name, so layered
 /// headers (defaults, then server, then task) never send a name twice: the last layer wins.
@@ -27,12 +28,18 @@ public struct Header: Sendable, Hashable, Codable, CustomStringConvertible {
 /// headers.add(Header(name: "X-Tag", value: "b"))   // goes out as `X-Tag: a, b`
 /// ```
 ///
-/// Repeated fields go out as one line, their values joined with `", "` as RFC 9110 §5.3
-/// allows (`Cookie` values with `"; "`, as RFC 6265 asks).
-public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    private var fields: [Header] = []
+/// A response's fields (`ResponseHead.fields`) are every field line exactly as received, in order,
+/// names as sent, repeats kept apart (two `Age` lines, every `Set-Cookie`), so nothing is lost by
+/// joining values that contain commas: `values(named:)` gives each line's value.
+///
+/// The subscript and `combined` join a repeated name's values with `", "` as RFC 9110 §5.3 allows;
+/// `Cookie` values with `"; "`, as RFC 6265 asks (`Cookie` is a request field: a response's
+/// `Set-Cookie` lines are joined with `", "`).
+public struct Headers: Sendable, Hashable, RandomAccessCollection, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
+    CustomStringConvertible {
+    private var lines: [Header] = []
 
-    /// An empty set of headers.
+    /// No fields.
     public init() {}
 
     /// Headers from fields in order; a later field replaces an earlier one of the same name.
@@ -40,28 +47,42 @@ public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, 
         for field in fields { append(field) }
     }
 
+    /// Fields exactly as given, in order, repeats kept: a response head as received.
+    init(lines: some Sequence<Header>) {
+        self.lines = Array(lines)
+    }
+
     /// Headers from `[name: value]` pairs; dictionary order is not kept, so names are sorted.
     public init(_ dictionary: [String: String]) {
         self.init(dictionary.sorted { $0.key < $1.key }.map { Header(name: $0.key, value: $0.value) })
     }
 
+    /// Headers from fields in order, as `init(_:)` makes them.
     public init(arrayLiteral elements: Header...) { self.init(elements) }
 
+    /// Headers from `name: value` pairs in order; a later pair replaces an earlier one of the same name.
     public init(dictionaryLiteral elements: (String, String)...) {
         self.init(elements.map { Header(name: $0.0, value: $0.1) })
     }
 
+    /// The position of the first field.
+    public var startIndex: Int { lines.startIndex }
+    /// The position after the last field.
+    public var endIndex: Int { lines.endIndex }
+    /// The field at this position.
+    public subscript(position: Int) -> Header { lines[position] }
+
     /// Sets a field: it replaces every field with the same name (case-insensitive), in the
     /// place of the first, or goes last when the name is new.
     public mutating func append(_ header: Header) {
-        guard let first = index(of: header.name) else {
-            fields.append(header)
+        guard let first = lines.firstIndex(where: { $0.name.equalsIgnoringASCIICase(header.name) }) else {
+            lines.append(header)
             return
         }
-        fields[first] = header
-        var index = fields.index(after: first)
-        while index < fields.endIndex {
-            if fields[index].name.equalsIgnoringASCIICase(header.name) { fields.remove(at: index) } else { index += 1 }
+        lines[first] = header
+        var index = lines.index(after: first)
+        while index < lines.endIndex {
+            if lines[index].name.equalsIgnoringASCIICase(header.name) { lines.remove(at: index) } else { index += 1 }
         }
     }
 
@@ -80,70 +101,105 @@ public struct Headers: Sendable, Hashable, Sequence, ExpressibleByArrayLiteral, 
     }
 
     /// Adds a field, keeping any already there with the same name: for names sent more than once.
+    /// It goes after the last field of that name, or last when the name is new.
     public mutating func add(_ header: Header) {
-        if let last = fields.lastIndex(where: { $0.name.equalsIgnoringASCIICase(header.name) }) {
-            fields.insert(header, at: fields.index(after: last))
+        if let last = lines.lastIndex(where: { $0.name.equalsIgnoringASCIICase(header.name) }) {
+            lines.insert(header, at: lines.index(after: last))
         } else {
-            fields.append(header)
+            lines.append(header)
         }
     }
 
-    /// Removes every field with this name.
+    /// Adds a field line after all the others, keeping any with the same name: a head's next line.
+    mutating func appendLine(_ line: Header) { lines.append(line) }
+
+    /// Appends a folded line's text to the last field's value (obsolete line folding, RFC 9112 §5.2).
+    mutating func continueLastField(with text: String) {
+        guard !lines.isEmpty else { return }
+        lines[lines.count - 1].value += " " + text
+    }
+
+    /// Removes every field with this name (case-insensitive).
     public mutating func remove(named name: String) {
-        fields.removeAll { $0.name.equalsIgnoringASCIICase(name) }
+        lines.removeAll { $0.name.equalsIgnoringASCIICase(name) }
     }
 
     /// The value for a name, compared case-insensitively; for a repeated name, the values joined
-    /// as they go out. Setting a value replaces every field of the name; `nil` removes them.
+    /// in order; `nil` when there is none. Setting a value replaces every field of the name;
+    /// `nil` removes them. For `Set-Cookie`, whose values may contain commas, use `values(named:)`.
     public subscript(name: String) -> String? {
         get {
-            let values = values(named: name)
-            return values.isEmpty ? nil : values.joined(separator: Self.separator(forName: name))
+            var joined: String?
+            for line in lines where line.name.equalsIgnoringASCIICase(name) {
+                joined = joined.map { $0 + Self.separator(forName: name) + line.value } ?? line.value
+            }
+            return joined
         }
         set {
             if let newValue { append(Header(name: name, value: newValue)) } else { remove(named: name) }
         }
     }
 
-    /// The value of each field with this name (case-insensitive), in order.
+    /// The value of each field with this name (case-insensitive), one per field line, in order.
     public func values(named name: String) -> [String] {
-        fields.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
+        lines.compactMap { $0.name.equalsIgnoringASCIICase(name) ? $0.value : nil }
     }
 
-    /// One entry per name (first spelling kept), repeated values joined, for
-    /// `URLRequest.allHTTPHeaderFields`.
-    public var dictionary: [String: String] {
-        var result: [String: String] = [:]
-        var spelling: [String: String] = [:]
-        for field in fields {
-            let key = field.name.lowercased()
-            if let name = spelling[key], let earlier = result[name] {
-                result[name] = earlier + Self.separator(forName: name) + field.value
+    /// The value of the first field with this name (case-insensitive).
+    public func first(named name: String) -> String? {
+        lines.first { $0.name.equalsIgnoringASCIICase(name) }?.value
+    }
+
+    /// Whether a field with this name (case-insensitive) is present.
+    public func contains(named name: String) -> Bool {
+        lines.contains { $0.name.equalsIgnoringASCIICase(name) }
+    }
+
+    /// One entry per name (first spelling of the name kept), repeated values joined as the
+    /// subscript joins them: what `URLRequest.allHTTPHeaderFields` and `HTTPURLResponse` hold.
+    public var combined: [String: String] {
+        // Linear in the number of fields: a hostile head may carry thousands.
+        var combined = [String: String](minimumCapacity: lines.count)
+        var spellingOf: [String: String] = [:]
+        for line in lines {
+            let key = line.name.lowercased()
+            if let spelling = spellingOf[key] {
+                combined[spelling, default: ""] += Self.separator(forName: spelling) + line.value
             } else {
-                spelling[key] = field.name
-                result[field.name] = field.value
+                spellingOf[key] = line.name
+                combined[line.name] = line.value
             }
         }
-        return result
+        return combined
     }
 
-    /// The number of fields, repeats counted.
-    public var count: Int { fields.count }
-    /// Whether there are no fields.
-    public var isEmpty: Bool { fields.isEmpty }
-
-    public func makeIterator() -> IndexingIterator<[Header]> { fields.makeIterator() }
-
-    public var description: String { fields.map(\.description).joined(separator: "\n") }
-
-    private func index(of name: String) -> Int? {
-        fields.firstIndex { $0.name.equalsIgnoringASCIICase(name) }
-    }
+    /// The fields, one per line, values masked as `Header.description` masks them.
+    public var description: String { lines.map(\.description).joined(separator: "\n") }
 
     private static func separator(forName name: String) -> String {
         name.equalsIgnoringASCIICase("Cookie") ? "; " : ", "
     }
 }
+
+/// Names kept from before `Headers` held response fields too, so apps still compile.
+extension Headers {
+    /// One entry per name, repeated values joined.
+    @available(*, deprecated, renamed: "combined")
+    public var dictionary: [String: String] { combined }
+
+    /// The field lines in order.
+    @available(*, deprecated, message: "Headers is a collection of its fields: use it directly, or Array(headers)")
+    public var fields: [Header] { lines }
+
+    /// Adds a field line after all the others, keeping any with the same name.
+    @available(*, deprecated, message: "use add(_:), which keeps fields of the same name")
+    public mutating func append(name: String, value: String) { appendLine(Header(name: name, value: value)) }
+}
+
+/// The response header type, now `Headers`. Note that `Headers(_:)` with a sequence and
+/// `append(_:)` replace fields of the same name; `add(_:)` keeps them.
+@available(*, deprecated, renamed: "Headers")
+public typealias HeaderFields = Headers
 
 extension String {
     /// ASCII case-insensitive equality, the comparison HTTP uses for field names.

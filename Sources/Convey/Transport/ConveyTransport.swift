@@ -103,13 +103,13 @@ public struct TransportResponse: Sendable {
     }
 
     /// Creates a response from a status, headers and body, for stubs.
-    public init(url: URL, statusCode: Int = 200, headers: HeaderFields = HeaderFields(), body: Data = Data()) {
+    public init(url: URL, statusCode: Int = 200, headers: Headers = Headers(), body: Data = Data()) {
         self.init(head: ResponseHead(statusCode: statusCode, fields: headers, url: url), data: body)
     }
 
     /// Creates a response from a status, `[name: value]` headers and body, for stubs.
     public init(url: URL, statusCode: Int = 200, headers: [String: String], body: Data = Data()) {
-        self.init(url: url, statusCode: statusCode, headers: HeaderFields(headers), body: body)
+        self.init(url: url, statusCode: statusCode, headers: Headers(headers), body: body)
     }
 }
 

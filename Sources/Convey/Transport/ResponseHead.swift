@@ -13,12 +13,12 @@ public struct ResponseHead: Sendable, Hashable {
     /// The protocol version as a status line spells it: `HTTP/1.1`, `HTTP/2`.
     public var httpVersion: String
     /// The header fields in order, repeats kept.
-    public var fields: HeaderFields
+    public var fields: Headers
     /// The URL this response answers: the request's, or the last redirect's target.
     public var url: URL
 
     /// Creates a response head.
-    public init(statusCode: Int, httpVersion: String = "HTTP/1.1", fields: HeaderFields = HeaderFields(), url: URL) {
+    public init(statusCode: Int, httpVersion: String = "HTTP/1.1", fields: Headers = Headers(), url: URL) {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.fields = fields
@@ -27,9 +27,9 @@ public struct ResponseHead: Sendable, Hashable {
 
     /// The head of a Foundation response: its fields as Foundation combined them.
     public init(_ response: HTTPURLResponse, url: URL? = nil) {
-        var fields = HeaderFields()
+        var fields = Headers()
         for (name, value) in response.allHeaderFields {
-            fields.append(name: String(describing: name), value: String(describing: value))
+            fields.appendLine(Header(name: String(describing: name), value: String(describing: value)))
         }
         self.init(statusCode: response.statusCode, fields: fields,
                   url: response.url ?? url ?? URL(fileURLWithPath: "/"))

@@ -85,7 +85,7 @@ struct HTTPCacheRulesTests {
     @Test func storabilityFollowsStatusAndDirectives() throws {
         let request = URLRequest(url: url)
         func reason(_ status: Int, _ headers: [String: String], request: URLRequest = URLRequest(url: url)) throws -> String? {
-            HTTPCacheRules.reasonNotToStore(request: request, head: ResponseHead(statusCode: status, fields: HeaderFields(headers), url: url),
+            HTTPCacheRules.reasonNotToStore(request: request, head: ResponseHead(statusCode: status, fields: Headers(headers), url: url),
                                             requestControl: HTTPCacheRules.requestControl(request))
         }
         #expect(try reason(200, [:]) == nil)
@@ -144,18 +144,18 @@ struct HTTPCacheRulesTests {
     }
 
     @Test func a304UpdatesHeadersButNeverTheBodyDescription() {
-        let merged = HTTPCacheRules.merge(["ETag": "\"v1\"", "Content-Length": "10", "Cache-Control": "max-age=1"] as HeaderFields,
-                                          with: ["etag": "\"v1\"", "Content-Length": "0", "cache-control": "max-age=60", "Connection": "close"] as HeaderFields)
+        let merged = HTTPCacheRules.merge(["ETag": "\"v1\"", "Content-Length": "10", "Cache-Control": "max-age=1"] as Headers,
+                                          with: ["etag": "\"v1\"", "Content-Length": "0", "cache-control": "max-age=60", "Connection": "close"] as Headers)
         #expect(merged["Content-Length"] == "10")
         #expect(merged.values(named: "Cache-Control") == ["max-age=60"])
-        #expect(merged.fields.map(\.name).contains("cache-control"))
+        #expect(merged.map(\.name).contains("cache-control"))
         #expect(merged["Connection"] == nil)
     }
 
     @Test func a304ConfirmsTheStoredResponseOnlyWithAMatchingWeakOrStrongTag() throws {
         let stored = entry(headers: ["ETag": "W/\"v1\""])
         func confirms(_ headers: [String: String]) throws -> Bool {
-            HTTPCacheRules.notModified(ResponseHead(statusCode: 304, fields: HeaderFields(headers), url: url), confirms: stored)
+            HTTPCacheRules.notModified(ResponseHead(statusCode: 304, fields: Headers(headers), url: url), confirms: stored)
         }
         #expect(try confirms(["ETag": "\"v1\""]))
         #expect(try confirms([:]))
@@ -170,7 +170,7 @@ struct HTTPCacheRulesTests {
 
     private func entry(headers: [String: String], requestedAt: Date? = nil, receivedAt: Date = Date(),
                        varying: [CachedResponse.VaryingHeader] = []) -> CachedResponse {
-        CachedResponse(key: url.absoluteString, statusCode: 200, fields: HeaderFields(headers), body: Data("body".utf8),
+        CachedResponse(key: url.absoluteString, statusCode: 200, fields: Headers(headers), body: Data("body".utf8),
                        requestedAt: requestedAt ?? receivedAt, receivedAt: receivedAt, varyingRequestHeaders: varying, credentialPartition: nil)
     }
 }

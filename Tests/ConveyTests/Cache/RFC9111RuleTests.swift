@@ -16,13 +16,13 @@ struct RFC9111RuleTests {
         url = try testURL("https://example.com/resource")
     }
 
-    private func entry(_ fields: HeaderFields, status: Int = 200, receivedAt: Date? = nil) -> CachedResponse {
+    private func entry(_ fields: Headers, status: Int = 200, receivedAt: Date? = nil) -> CachedResponse {
         let received = receivedAt ?? now
         return CachedResponse(key: url.absoluteString, statusCode: status, fields: fields, body: Data("body".utf8),
                               requestedAt: received, receivedAt: received, varyingRequestHeaders: [], credentialPartition: nil)
     }
 
-    private func head(_ status: Int = 200, _ fields: HeaderFields) -> ResponseHead {
+    private func head(_ status: Int = 200, _ fields: Headers) -> ResponseHead {
         ResponseHead(statusCode: status, fields: fields, url: url)
     }
 
@@ -39,11 +39,11 @@ struct RFC9111RuleTests {
 
     @Test func rfc9111_5_1_theFirstValueOfAListOrOfRepeatedAgeFieldsCounts() {
         #expect(CachedResponse.ageValue(of: ["Age": "7200, 0"]) == 7200)
-        let repeated = HeaderFields([Header(name: "Age", value: "7200"), Header(name: "age", value: "0")])
+        let repeated = Headers(lines: [Header(name: "Age", value: "7200"), Header(name: "age", value: "0")])
         #expect(CachedResponse.ageValue(of: repeated) == 7200)
         let stale = entry(["Cache-Control": "max-age=3600", "Age": "7200, 0"])
         #expect(!stale.isFresh(at: now))
-        #expect(!entry(HeaderFields([Header(name: "Cache-Control", value: "max-age=3600"), Header(name: "Age", value: "7200"),
+        #expect(!entry(Headers(lines: [Header(name: "Cache-Control", value: "max-age=3600"), Header(name: "Age", value: "7200"),
                                     Header(name: "Age", value: "0")])).isFresh(at: now))
     }
 
@@ -95,7 +95,7 @@ struct RFC9111RuleTests {
     // MARK: §3.1 storing header fields
 
     @Test func rfc9111_3_1_fieldsNamedByConnectionAreNotStored() {
-        let stored = HTTPCacheRules.storedFields(of: HeaderFields([
+        let stored = HTTPCacheRules.storedFields(of: Headers(lines: [
             Header(name: "Connection", value: "a, B"), Header(name: "a", value: "1"), Header(name: "b", value: "2"),
             Header(name: "Keep-Alive", value: "timeout=5"), Header(name: "c", value: "3"),
         ]))
@@ -103,7 +103,7 @@ struct RFC9111RuleTests {
     }
 
     @Test func rfc9111_3_1_repeatedFieldsAreStoredInOrder() {
-        let stored = HTTPCacheRules.storedFields(of: HeaderFields([
+        let stored = HTTPCacheRules.storedFields(of: Headers(lines: [
             Header(name: "Link", value: "<a>"), Header(name: "X", value: "1"), Header(name: "Link", value: "<b>"),
         ]))
         #expect(stored.values(named: "Link") == ["<a>", "<b>"])
@@ -122,7 +122,7 @@ struct RFC9111RuleTests {
     }
 
     @Test func rfc9111_5_2_2_4_qualifiedNoCacheStoresTheResponseWithoutTheNamedFields() {
-        let fields: HeaderFields = ["Cache-Control": #"no-cache="Set-Cookie, X-Secret", max-age=60"#, "Set-Cookie": "a=1", "X-Secret": "s", "X-Kept": "k"]
+        let fields: Headers = ["Cache-Control": #"no-cache="Set-Cookie, X-Secret", max-age=60"#, "Set-Cookie": "a=1", "X-Secret": "s", "X-Kept": "k"]
         let stored = HTTPCacheRules.storedFields(of: fields)
         #expect(!stored.contains(named: "Set-Cookie"))
         #expect(!stored.contains(named: "X-Secret"))
@@ -131,7 +131,7 @@ struct RFC9111RuleTests {
     }
 
     @Test func rfc9111_5_2_2_7_qualifiedPrivateIsStorableByAPrivateCache() {
-        let fields: HeaderFields = ["Cache-Control": #"private="X-User""#, "X-User": "u"]
+        let fields: Headers = ["Cache-Control": #"private="X-User""#, "X-User": "u"]
         #expect(HTTPCacheRules.reasonNotToStore(request: URLRequest(url: url), head: head(302, fields), requestControl: CacheControl(nil)) == nil)
         #expect(HTTPCacheRules.storedFields(of: fields)["X-User"] == "u")
     }
@@ -205,7 +205,7 @@ struct RFC9111RuleTests {
     // MARK: §3.2 304 updates
 
     @Test func rfc9111_3_2_a304ReplacesEveryStoredLineOfANameItCarries() {
-        let stored = HeaderFields([Header(name: "Link", value: "<a>"), Header(name: "Link", value: "<b>"), Header(name: "X", value: "1")])
+        let stored = Headers(lines: [Header(name: "Link", value: "<a>"), Header(name: "Link", value: "<b>"), Header(name: "X", value: "1")])
         let merged = HTTPCacheRules.merge(stored, with: ["link": "<c>"])
         #expect(merged.values(named: "Link") == ["<c>"])
         #expect(merged["X"] == "1")

@@ -62,7 +62,7 @@ struct RedactionRuleTests {
     }
 
     @Test func headerValuesCarryingURLsAreMasked() {
-        let fields = HeaderFields([Header(name: "Location", value: "https://u:pw@next.example/?access_token=a1"),
+        let fields = Headers([Header(name: "Location", value: "https://u:pw@next.example/?access_token=a1"),
                                    Header(name: "Set-Cookie", value: "s=c00kie")])
 
         #expect(Array(standard.maskedFields(fields)) == [Header(name: "Location", value: "https://‹redacted›@next.example/?access_token=‹redacted›"),

@@ -12,7 +12,7 @@ struct RepeatedFieldEchoTests {
         var echoStyle: TaskEchoStyle { [.consoleFull, .recorded] }
     }
 
-    private let fields = HeaderFields([
+    private let fields = Headers(lines: [
         Header(name: "Set-Cookie", value: "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT"), Header(name: "Age", value: "7200"),
         Header(name: "Set-Cookie", value: "b=2"), Header(name: "Age", value: "0"),
     ])

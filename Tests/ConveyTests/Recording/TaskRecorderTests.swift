@@ -61,7 +61,7 @@ struct TaskRecorderTests {
         #expect(record.url == "https://stub.example/profile?page=2&token=\(Redaction.mask)")
         #expect(record.requestHeaders["Authorization"] == Redaction.mask)
         #expect(record.requestHeaders["X-Trace"] == "abc")
-        #expect(HeaderFields(record.responseHeaders)["Set-Cookie"] == Redaction.mask)
+        #expect(Headers(record.responseHeaders)["Set-Cookie"] == Redaction.mask)
         #expect(record.statusCode == 200)
         #expect(record.outcome == .succeeded)
         #expect(record.attempt == 1)

@@ -49,14 +49,14 @@ struct HeadersTests {
         #expect(Array(headers).map(\.description) == ["Accept: application/json", "X-Tag: a", "x-tag: b", "Accept-Language: en"])
         #expect(headers.values(named: "X-TAG") == ["a", "b"])
         #expect(headers["x-tag"] == "a, b")
-        #expect(headers.dictionary == ["Accept": "application/json", "X-Tag": "a, b", "Accept-Language": "en"])
+        #expect(headers.combined == ["Accept": "application/json", "X-Tag": "a, b", "Accept-Language": "en"])
     }
 
     @Test func cookieFieldsAreJoinedWithSemicolons() {
         var headers = Headers()
         headers.add(Header(name: "Cookie", value: "a=1"))
         headers.add(Header(name: "Cookie", value: "b=2"))
-        #expect(headers.dictionary == ["Cookie": "a=1; b=2"])
+        #expect(headers.combined == ["Cookie": "a=1; b=2"])
     }
 
     @Test func settingANameReplacesEveryRepeatOfIt() {
@@ -76,6 +76,40 @@ struct HeadersTests {
         layered.append(contentsOf: task)
         #expect(layered.values(named: "X-Tag") == ["a", "b"])
         #expect(layered["Accept"] == "*/*")
+    }
+
+    @Test func theSeedLiteralAndAppendAndSequencesOfFieldsStillReplaceSameNamedFields() {
+        var headers: Headers = ["Accept": "application/json", "accept": "text/plain"]
+        #expect(Array(headers) == [Header(name: "accept", value: "text/plain")])
+        headers.append(Header(name: "ACCEPT", value: "*/*"))
+        #expect(Array(headers) == [Header(name: "ACCEPT", value: "*/*")])
+        let fromFields = Headers([Header(name: "X-Tag", value: "a"), Header(name: "Other", value: "1"), Header(name: "x-tag", value: "b")])
+        #expect(Array(fromFields) == [Header(name: "x-tag", value: "b"), Header(name: "Other", value: "1")])
+    }
+
+    @Test func responseLinesKeepEveryRepeatInTheOrderReceived() {
+        let lines = [Header(name: "Set-Cookie", value: "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT"), Header(name: "Age", value: "7200"),
+                     Header(name: "set-cookie", value: "b=2"), Header(name: "Age", value: "0")]
+        let fields = Headers(lines: lines)
+        #expect(Array(fields) == lines)
+        #expect(fields.count == 4)
+        #expect(fields[2] == Header(name: "set-cookie", value: "b=2"))
+        #expect(fields.first(named: "AGE") == "7200")
+        #expect(fields.contains(named: "SET-COOKIE"))
+        #expect(!fields.contains(named: "Cookie"))
+        #expect(fields.values(named: "Set-Cookie") == ["a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT", "b=2"])
+        #expect(fields["age"] == "7200, 0")
+        #expect(fields.combined == ["Set-Cookie": "a=1; Expires=Wed, 21 Oct 2026 07:28:00 GMT, b=2", "Age": "7200, 0"])
+    }
+
+    @Test func aFoldedLineContinuesTheLastFieldAndNothingElse() {
+        var fields = Headers()
+        fields.continueLastField(with: "ignored")
+        #expect(fields.isEmpty)
+        fields.appendLine(Header(name: "X-Long", value: "first"))
+        fields.appendLine(Header(name: "x-long", value: "second"))
+        fields.continueLastField(with: "part")
+        #expect(fields.values(named: "X-Long") == ["first", "second part"])
     }
 
     @Test func dictionaryHeadersAreSortedByName() {

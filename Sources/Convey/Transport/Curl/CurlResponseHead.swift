@@ -10,7 +10,7 @@ struct CurlResponseHead {
     /// What a status line and its fields gave so far.
     private(set) var statusCode = 0
     private(set) var httpVersion = "HTTP/1.1"
-    private(set) var fields = HeaderFields()
+    private(set) var fields = Headers()
     /// Bytes of the current block, status line included.
     private(set) var size = 0
     /// Whether a status line has arrived and its block has not ended.
@@ -46,7 +46,7 @@ struct CurlResponseHead {
         let name = UnsafeRawBufferPointer(rebasing: content[..<colon])
         guard !name.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) else { return false }
         let value = Self.trimmed(UnsafeRawBufferPointer(rebasing: content[(colon + 1)...]))
-        fields.append(name: Self.text(name), value: Self.text(value))
+        fields.appendLine(Header(name: Self.text(name), value: Self.text(value)))
         return false
     }
 
@@ -75,7 +75,7 @@ struct CurlResponseHead {
 
     private mutating func startBlock(_ line: UnsafeRawBufferPointer) throws {
         size = line.count
-        fields = HeaderFields()
+        fields = Headers()
         inBlock = true
         guard size <= maximumSize else { throw Failure.tooLarge(limit: maximumSize) }
         let content = Self.trimmed(line)
