@@ -66,17 +66,11 @@ final class ActiveRun {
     }
 
     /// Runs the attempt's exchange in a task of its own on the actor, which a stop cancels.
-    ///
-    /// The wait for it prefers `ConveyActor.exchangeExecutor`, so that the run resumes on the event
-    /// loop thread instead of passing through the global pool. Building the request and decoding
-    /// happen outside, where nonisolated work goes to the global executor.
     func exchange<Result: Sendable>(_ work: @escaping @Sendable @ConveyActor () async throws -> Result) async throws -> Result {
         let running = Task(operation: work)
         exchange = running
         defer { exchange = nil }
-        return try await withTaskExecutorPreference(ConveyActor.exchangeExecutor) {
-            try await running.value
-        }
+        return try await running.value
     }
 
     /// Waits `duration` with `waiter` in a task of its own, which a stop cancels.

@@ -174,18 +174,16 @@ public final class CurlTransport: ConveyTransport {
             transfer.releaseResources()
             pool.recycle(easy)
         }
-        // Preferring the loop as task executor makes the continuation resume there, not on the
-        // global pool, before it returns to the caller's executor.
-        await withTaskExecutorPreference(loop.taskExecutor) {
-            await withTaskCancellationHandler {
-                _ = isolation
-                await withCheckedContinuation { continuation in
-                    transfer.continuation = continuation
-                    loop.start(transfer)
-                }
-            } onCancel: {
-                loop.cancel(transfer)
+        // No task executor preference for the loop: a task preferring it would run the actor's
+        // queued jobs (app hooks) on the loop's thread whenever it held the actor.
+        await withTaskCancellationHandler {
+            _ = isolation
+            await withCheckedContinuation { continuation in
+                transfer.continuation = continuation
+                loop.start(transfer)
             }
+        } onCancel: {
+            loop.cancel(transfer)
         }
         return try transfer.outcome(after: loop.handOffLock)
     }

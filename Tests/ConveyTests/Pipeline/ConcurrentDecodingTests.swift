@@ -1,20 +1,38 @@
-#if canImport(CConveyCurlShim)
 import Foundation
 import Testing
 @testable import Convey
 
-/// A payload that records whether it was decoded on `ConveyActor`'s executor, the event loop
-/// thread. It only looks: a probe that blocked would hold a thread the rest of the suite needs.
-private struct IsolationProbe: Decodable, Sendable {
-    let decodedOnTheActor: Bool
+/// Two decoders that must meet: each waits (up to a guard time) until the other has started.
+/// Decoding on `@ConveyActor`, one at a time, they never meet.
+private final class Rendezvous: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var arrived = 0
 
-    init(from decoder: any Decoder) throws {
-        decodedOnTheActor = CurlEventLoop.shared.isCurrent
+    /// Whether the other party arrived before the guard time ran out.
+    func meet() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        arrived += 1
+        condition.broadcast()
+        let deadline = Date().addingTimeInterval(20)
+        while arrived < 2 {
+            guard condition.wait(until: deadline) else { return arrived >= 2 }
+        }
+        return true
     }
 }
 
-private struct IsolationProbeTask: DownloadingTask {
-    typealias DownloadPayload = IsolationProbe
+private struct MeetingProbe: Decodable, Sendable {
+    static let rendezvous = Rendezvous()
+    let met: Bool
+
+    init(from decoder: any Decoder) throws {
+        met = Self.rendezvous.meet()
+    }
+}
+
+private struct MeetingTask: DownloadingTask {
+    typealias DownloadPayload = MeetingProbe
     let server: ConveyServer
     var path: String { "probe" }
 }
@@ -22,15 +40,12 @@ private struct IsolationProbeTask: DownloadingTask {
 @Suite("Concurrent decoding")
 @ConveyActor
 struct ConcurrentDecodingTests {
-    @Test func largeBodiesDecodeOffTheActor() async throws {
+    @Test func largeBodiesDecodeInParallelOffTheActor() async throws {
         let padding = String(repeating: "x", count: PayloadDecoding.inlineDecodingLimit)
         let server = try stubServer(.answering(body: #"{"padding": "\#(padding)"}"#))
-        #expect(try await IsolationProbeTask(server: server).download().payload.decodedOnTheActor == false)
-    }
-
-    @Test func smallBodiesDecodeOnTheActor() async throws {
-        let server = try stubServer(.answering(body: #"{"onActor": true}"#))
-        #expect(try await IsolationProbeTask(server: server).download().payload.decodedOnTheActor)
+        async let first = MeetingTask(server: server).download()
+        async let second = MeetingTask(server: server).download()
+        let (one, two) = try await (first, second)
+        #expect(one.payload.met && two.payload.met)
     }
 }
-#endif

@@ -10,7 +10,7 @@ import Testing
 /// once, cancellations racing completions, pauses and resumes from other threads. Each test ends
 /// by asking the loop how many of the test's transfers it still holds: none may be left behind.
 ///
-/// The loop lives as long as the process (it is `@ConveyActor`'s executor), so there is no
+/// The loop lives as long as the process (every transport shares it), so there is no
 /// shutdown to test; what must hold instead is that it lets go of every transfer.
 @Suite("Curl event loop", .wire, .serialized)
 struct CurlEventLoopTests {
@@ -20,7 +20,7 @@ struct CurlEventLoopTests {
         let url = try TestServers.nginx("/1k.bin")
         let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<300 {
-                // Some from the actor (the loop's own thread), most from the global pool's threads.
+                // Some from @ConveyActor, most from the global pool's threads.
                 let fromActor = index.isMultiple(of: 5)
                 group.addTask { fromActor ? try await Self.sendOnActor(transport, url) : try await transport.send(url).data.count }
             }

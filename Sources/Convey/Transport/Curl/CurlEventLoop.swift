@@ -4,33 +4,24 @@ import CCurl
 import Foundation
 
 /// The process's one event loop: a thread that drives libcurl's multi handle for every
-/// `CurlTransport` and is also the executor of `@ConveyActor`.
+/// `CurlTransport`, and runs nothing else of the app's: `@ConveyActor` has an executor of its
+/// own, so no hook or app code ever holds up a transfer.
 ///
-/// Because the actor runs here, a run builds its request, starts its transfer, receives the head
-/// and body in curl's callbacks and is resumed with its response on this one thread: an ordinary
-/// request crosses no thread. Work from elsewhere (a caller on another executor, a cancellation,
-/// a stream reader making room) goes through a lock-protected inbox and wakes the loop with
-/// `curl_multi_wakeup` only when it sleeps in `curl_multi_poll`.
+/// Commands from other threads (start, cancel, a stream reader making room) go through a
+/// lock-protected inbox and wake the loop with `curl_multi_wakeup` only when it sleeps in
+/// `curl_multi_poll`. Each round carries out the commands, lets curl move bytes
+/// (`curl_multi_perform`), hands finished transfers back to their senders, and ends transfers
+/// past their idle timeout; then it sleeps until a socket, a timer or a new command needs it.
 ///
-/// Each round runs the actor's queued jobs, lets curl move bytes (`curl_multi_perform`), hands
-/// finished transfers back to their runs, and ends transfers past their idle timeout; then it
-/// sleeps until a socket, a timer or a new job needs it.
-///
-/// Its `taskExecutor` runs jobs on the same thread. A transfer's wait, and a run's wait for its
-/// exchange, prefer it, so that they resume here: a resumed continuation otherwise passes through
-/// the global pool on its way back to the actor, two more context switches per request.
+/// It is no task executor on purpose: a task preferring it would run `@ConveyActor`'s queued
+/// jobs (app hooks among them) on this thread whenever that task held the actor.
 ///
 /// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
 /// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
-final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
+final class CurlEventLoop: @unchecked Sendable {
     /// The loop every transport and `@ConveyActor` share.
     static let shared = CurlEventLoop()
 
-    /// A job, and whether it came through `taskExecutor` (nonisolated work) rather than the actor.
-    private struct QueuedJob {
-        let job: UnownedJob
-        let preferredTaskExecutor: Bool
-    }
 
     private enum Command {
         case start(CurlTransfer)
@@ -42,15 +33,13 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
 
     /// What other threads and the loop share, behind one lock.
     private struct Shared {
-        /// Jobs in the order they were enqueued: `@ConveyActor`'s, and those of tasks preferring `taskExecutor`.
-        var jobs: [QueuedJob] = []
         var inbox: [Command] = []
         /// The loop is (about to be) blocked in `curl_multi_poll` and needs a wakeup.
         var sleeping = false
     }
 
     /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`; `nil` when
-    /// libcurl could not make one, and then the loop only runs the actor's jobs.
+    /// libcurl could not make one (then no transfer starts: `CurlTransport` fails each at once).
     private let multi: UnsafeMutableRawPointer?
     /// Wakes the loop in place of `curl_multi_wakeup` when there is no multi handle.
     private let wakeWithoutCurl = DispatchSemaphore(value: 0)
@@ -78,35 +67,6 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
 
     /// Whether transfers can run: libcurl made a multi handle.
     var drivesTransfers: Bool { multi != nil }
-
-    // MARK: The executor of @ConveyActor
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        enqueue(UnownedJob(job), preferredTaskExecutor: false)
-    }
-
-    /// The same thread as a task executor, for the nonisolated work of tasks that prefer it.
-    let taskExecutor = LoopTaskExecutor()
-
-    fileprivate func enqueue(_ job: UnownedJob, preferredTaskExecutor: Bool) {
-        let job = QueuedJob(job: job, preferredTaskExecutor: preferredTaskExecutor)
-        let wake = sharedLock.withLock {
-            shared.jobs.append(job)
-            defer { shared.sleeping = false }
-            return shared.sleeping
-        }
-        if wake { wakeUp() }
-    }
-
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor {
-        UnownedSerialExecutor(ordinary: self)
-    }
-
-    /// Lets `ConveyActor.assumeIsolated` and the runtime's isolation checks pass on this thread,
-    /// also inside curl's callbacks, where no other actor job can run.
-    func checkIsolated() {
-        precondition(isCurrent, "not on Convey's event loop thread, the executor of @ConveyActor")
-    }
 
     /// Whether the calling thread is the loop's.
     var isCurrent: Bool { convey_event_loop_is_current_thread() != 0 }
@@ -136,8 +96,8 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
         }
     }
 
-    /// Carries out `command` at once when called on the loop thread between curl calls (the
-    /// usual case: a run on `@ConveyActor`), otherwise queues it for the loop.
+    /// Carries out `command` at once when called on the loop thread between curl calls (a sender
+    /// resumed there), otherwise queues it for the loop.
     private func submit(_ command: Command) {
         if isCurrent, !performing {
             handle(command)
@@ -165,28 +125,16 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
 
     private func run() {
         convey_event_loop_mark_current_thread()
-        let executor = asUnownedSerialExecutor()
-        let taskExecutor = self.taskExecutor.asUnownedTaskExecutor()
         var running: Int32 = 0
         // Swapped with the shared arrays, so that both sides keep their storage from one round to the next.
-        var jobs: [QueuedJob] = []
         var commands: [Command] = []
         while true {
-            jobs.removeAll(keepingCapacity: true)
             commands.removeAll(keepingCapacity: true)
             sharedLock.withLock {
-                swap(&jobs, &shared.jobs)
                 swap(&commands, &shared.inbox)
                 shared.sleeping = false
             }
             for command in commands { handle(command) }
-            for queued in jobs {
-                if queued.preferredTaskExecutor {
-                    queued.job.runSynchronously(on: taskExecutor)
-                } else {
-                    queued.job.runSynchronously(on: executor)
-                }
-            }
 
             if let multi {
                 performing = true
@@ -199,7 +147,7 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
 
             if startedSincePerform { continue }
             let goesToSleep = sharedLock.withLock {
-                shared.sleeping = shared.jobs.isEmpty && shared.inbox.isEmpty
+                shared.sleeping = shared.inbox.isEmpty
                 return shared.sleeping
             }
             guard goesToSleep else { continue }
@@ -328,16 +276,6 @@ final class CurlEventLoop: SerialExecutor, @unchecked Sendable {
             return transfer.continuation
         }
         continuation?.resume()
-    }
-}
-
-/// The event loop's thread as a task executor: tasks that prefer it run their nonisolated work,
-/// and resume after a wait, on the loop instead of the global pool.
-final class LoopTaskExecutor: TaskExecutor {
-    fileprivate init() {}
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        CurlEventLoop.shared.enqueue(UnownedJob(job), preferredTaskExecutor: true)
     }
 }
 
