@@ -1,7 +1,8 @@
 import Foundation
 
-/// The sink of a download: a successful body goes to the claimed partial file (appended after a
-/// `206` that provably continues it, from the start after a `200`), an error body to memory.
+/// The sink of a download: the body of a response the run's `StatusCheck` accepts goes to the
+/// claimed partial file (appended after a `206` that provably continues it, from the start
+/// otherwise), an error body to memory.
 ///
 /// Written on the transport's thread with plain `pwrite(2)` calls, one per chunk, so memory
 /// stays flat whatever the size. Never glues two versions together: a `206` must start where the
@@ -11,6 +12,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     private let lock = NSLock()
     private let claim: PartialClaim
     private let resumePoint: PartialDownload.ResumePoint?
+    private let status: StatusCheck
     private let progress: DownloadProgressHandler?
     private(set) var head: ResponseHead?
     /// The start of an error body, for `HTTPError`.
@@ -23,9 +25,10 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     /// How much of an error body is kept.
     private static var errorBodyLimit: Int { 64 * 1024 }
 
-    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, progress: DownloadProgressHandler?) {
+    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, status: StatusCheck, progress: DownloadProgressHandler?) {
         self.claim = claim
         self.resumePoint = resumePoint
+        self.status = status
         self.progress = progress
     }
 
@@ -34,16 +37,13 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     func receive(_ head: ResponseHead) throws {
         try lock.withLock {
             self.head = head
-            switch head.statusCode {
-            case 206:
-                try continuePartial(head)
-            case 200..<300:
-                try startOver(head)
-            case 416:
+            if status.throwsError(forStatus: head.statusCode) {
                 // The partial bytes do not fit the resource any more: the next attempt starts over.
-                try? claim.discardBytes()
-            default:
-                break
+                if head.statusCode == 416 { try? claim.discardBytes() }
+            } else if head.statusCode == 206 {
+                try continuePartial(head)
+            } else {
+                try startOver(head)
             }
         }
         report()
@@ -127,7 +127,10 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
 
     private func startOver(_ head: ResponseHead) throws {
         let url = head.url.absoluteString
-        let validator = head.fields["ETag"].flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? head.fields["Last-Modified"]
+        // Only a success names the resource a later `Range` may continue; another status the task
+        // reads as a response (its body goes to the file all the same) leaves no record.
+        let resumable = (200..<300).contains(head.statusCode)
+        let validator = resumable ? head.fields["ETag"].flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? head.fields["Last-Modified"] : nil
         expectedTotal = head.fields["Content-Length"].flatMap { Int64($0.trimmingASCIIWhitespace()) }
         do throws(FileFailure) {
             try claim.discardBytes()

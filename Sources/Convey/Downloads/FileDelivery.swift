@@ -15,6 +15,8 @@ struct FileDelivery: ResponseDelivery {
     let resumes: Bool
     let permissions: FilePermissions
     let progress: DownloadProgressHandler?
+    /// The task's `didFinish(with:)`, for a task whose own payload is the file (`FileDownloadingTask`).
+    var didFinish: (@ConveyActor (ServerResponse<URL>) async -> Void)?
     /// The current attempt's claim and sink, which `exchange`, `payload` and `abandon` reach.
     private let attempt = AttemptBody()
 
@@ -53,10 +55,10 @@ struct FileDelivery: ResponseDelivery {
         attempt.resumePoint = point
     }
 
-    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         guard let claimed = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
         let claim = try claimed.get()
-        let body = FileBody(claim: claim, resumePoint: attempt.resumePoint, progress: progress)
+        let body = FileBody(claim: claim, resumePoint: attempt.resumePoint, status: status, progress: progress)
         let metrics = try await send(request, body, SendOptions(expectsLargeBody: true))
         try body.finishTransfer()
         guard let head = body.head else { throw URLError(.badServerResponse) }
@@ -64,14 +66,14 @@ struct FileDelivery: ResponseDelivery {
     }
 
     func payload(from response: ServerResponse<Data>, url: URL?) async throws -> URL {
-        guard (200..<300).contains(response.statusCode), response.statusCode != 204 else {
-            throw HTTPError(statusCode: response.statusCode, body: response.data, headers: response.headerFields.combined,
-                            url: url, method: HTTPMethod(rawValue: response.request.httpMethod ?? "GET"))
-        }
         guard case .success(let claim) = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
         try claim.commit()
         attempt.claim = nil
         return partial.destination
+    }
+
+    func callDidFinish(_ response: ServerResponse<URL>) async {
+        await didFinish?(response)
     }
 
     func abandon() {

@@ -28,11 +28,15 @@ extension FileDownloadingTask {
     public var downloadProgressHandler: DownloadProgressHandler? { nil }
     public var downloadedFilePermissions: FilePermissions { .ownerOnly }
 
-    /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)` does.
+    /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)`
+    /// does. The file is this task's own payload, so a success calls `didFinish(with:)` (before
+    /// `didSucceed(with:)`), as `download()` does for any task.
     @discardableResult
     public func download() async throws -> ServerResponse<URL> {
-        try await download(to: destination, resuming: resumesPartialDownloads, permissions: downloadedFilePermissions,
-                           progress: downloadProgressHandler)
+        var delivery = FileDelivery(destination: destination, resumes: resumesPartialDownloads, permissions: downloadedFilePermissions,
+                                    progress: downloadProgressHandler)
+        delivery.didFinish = { response in await didFinish(with: response) }
+        return try await TaskRunner(task: self).run(delivery)
     }
 }
 
@@ -49,8 +53,9 @@ extension DownloadingTask {
     /// a time: a second one fails at once. Files are never opened through a link.
     ///
     /// Requests ask for `Accept-Encoding: identity`; the cache is bypassed, and the in-memory
-    /// size limit does not apply. Throws `HTTPError` for a status outside 2xx (the partial file is
-    /// kept), `ConveyError.downloadFailed` when the file cannot be written, verified or moved,
+    /// size limit does not apply. Throws `HTTPError` for a status the task's `statusRule` makes an
+    /// error (the partial file is kept); the body of a status it returns goes to the file.
+    /// Throws `ConveyError.downloadFailed` when the file cannot be written, verified or moved,
     /// when a `206` does not continue the partial file, or when another download to the same
     /// destination is running.
     ///
@@ -59,6 +64,9 @@ extension DownloadingTask {
     ///   - resuming: whether a partial file left by a broken transfer is resumed. Default: `true`.
     ///   - permissions: the finished file's permissions. Default: `.ownerOnly` (0600).
     ///   - progress: called as bytes are written, from any thread.
+    ///
+    /// The file is not the task's payload, so a success calls `didSucceed(with:)` but not
+    /// `didFinish(with:)`.
     @discardableResult
     public func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
                          progress: DownloadProgressHandler? = nil) async throws -> ServerResponse<URL> {

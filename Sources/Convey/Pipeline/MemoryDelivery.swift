@@ -9,7 +9,7 @@ import FoundationNetworking
 struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
 
-    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let limit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
         let coordinator = CacheCoordinator(task: task, server: server)
@@ -30,5 +30,9 @@ struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
             return try PayloadDecoding.decode(T.DownloadPayload.self, from: response.data, using: task.decoder, url: url)
         }
         return try await PayloadDecoding.decodeConcurrently(T.DownloadPayload.self, from: response.data, using: task.decoder, url: url)
+    }
+
+    func callDidFinish(_ response: ServerResponse<T.DownloadPayload>) async {
+        await task.didFinish(with: response)
     }
 }

@@ -16,11 +16,18 @@ protocol ResponseDelivery: Sendable {
 
     /// Sends `request` through `send`, giving it a sink, and returns the response once the
     /// delivery has what validation needs: the head, and the body when it is kept in memory.
+    /// `status` is the run's decision, which the runner applies; the delivery only reads it to
+    /// keep an error body in memory instead of delivering it.
     /// It runs in the attempt's exchange task: cancelling that task stops it.
-    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange
+    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange
 
-    /// Turns a validated response into the run's payload.
+    /// Turns a validated response into the run's payload, or throws when the delivery cannot
+    /// take it (an event stream of another `Content-Type`): a failure of the run like any other.
     func payload(from response: ServerResponse<Data>, url: URL?) async throws -> Output
+
+    /// Calls the task's `didFinish(with:)` when `response` carries the task's own payload;
+    /// does nothing for deliveries whose output is something else (a file, a stream).
+    func callDidFinish(_ response: ServerResponse<Output>) async
 
     /// Lets go of whatever an attempt still holds after it failed (a stream's transfer).
     func abandon()
@@ -53,5 +60,6 @@ struct DeliveredExchange: Sendable {
 
 extension ResponseDelivery {
     func prepare(_ request: inout URLRequest) {}
+    func callDidFinish(_ response: ServerResponse<Output>) async {}
     func abandon() {}
 }

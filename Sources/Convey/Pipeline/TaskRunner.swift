@@ -6,10 +6,13 @@ import FoundationNetworking
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
 /// Each attempt: build → `willSendRequest` → send into the delivery's sink → `didReceiveResponse`
-/// → validate the status → the delivery's payload (decode, finish a file, hand over a stream) →
-/// echo. After a failed attempt: one credential refresh and retry after a 401, or
-/// `retryInterval(afterError:count:)` and a cancellable wait, or the end. Then `didFinish` or
-/// `didFail`, and last the server's `didFinish(task:response:error:)`, exactly once per run.
+/// → validate the status (the run's one `StatusCheck`) → the delivery's payload (decode, finish a
+/// file, check and hand over a stream) → echo. After a failed attempt: one credential refresh
+/// and retry after a 401, or `retryInterval(afterError:count:)` and a cancellable wait, or the
+/// end. Then, for every delivery alike, `didFinish(with:)` when the delivery carries the task's
+/// own payload and `didSucceed(with:)`, or `didFail(with:)`; last the server's
+/// `didFinish(task:response:error:)`, exactly once per run (the hook contract in
+/// Docs/defining-tasks.md).
 ///
 /// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — each step, a failure,
 /// a stop — and says what follows; the runner carries that out.
@@ -56,7 +59,8 @@ struct TaskRunner<T: DownloadingTask> {
             switch attempt.result {
             case .success(let response):
                 echo(attempt, error: nil, server: server)
-                if let typed = response as? ServerResponse<T.DownloadPayload> { await task.didFinish(with: typed) }
+                await delivery.callDidFinish(response)
+                await task.didSucceed(with: response.replacingPayload(response.data))
                 await server.didFinish(task: task, response: attempt.exchange, error: nil)
                 return response
             case .failure(let error):
@@ -105,6 +109,7 @@ struct TaskRunner<T: DownloadingTask> {
         let attemptNumber = run.attemptNumber
         var attempt = Attempt<Delivery.Output>(number: attemptNumber, result: .failure(ConveyError.cancelled))
         var stagedFile: URL?
+        let status = StatusCheck(task: task)
         let clock = ContinuousClock.now
         defer { if let stagedFile { try? FileManager.default.removeItem(at: stagedFile) } }
         do {
@@ -136,7 +141,7 @@ struct TaskRunner<T: DownloadingTask> {
             let received: DeliveredExchange
             do {
                 received = try await run.exchange { [task, request, bodyFile] in
-                    try await delivery.exchange(request) { sending, sink, options in
+                    try await delivery.exchange(request, status: status) { sending, sink, options in
                         var exchange = TransportRequest(
                             urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
                             allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
@@ -161,9 +166,8 @@ struct TaskRunner<T: DownloadingTask> {
 
             // Validate.
             try await ResponseHook.call(task, head: received.head, data: received.data)
-            let status = received.head.statusCode
-            if StatusRule.throwsError(forStatus: status, rule: task.statusRule, followsRedirects: task.followsRedirects) {
-                throw HTTPError(statusCode: status, body: received.data, headers: received.head.fields.combined,
+            if status.throwsError(forStatus: received.head.statusCode) {
+                throw HTTPError(statusCode: received.head.statusCode, body: received.data, headers: received.head.fields.combined,
                                 url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))
             }
 

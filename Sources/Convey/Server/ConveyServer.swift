@@ -106,7 +106,7 @@ open class ConveyServer: ConveyServerable {
     /// Shares one credential refresh among the tasks that need it.
     let credentialRefresh = CredentialRefresh()
 
-    /// Called exactly once per task run, after the task's own `didFinish` or `didFail`.
+    /// Called exactly once per task run, whatever it delivers, after the task's `didSucceed(with:)` or `didFail(with:)`.
     ///
     /// `response` is the last HTTP exchange, when one completed (also when its status or
     /// decoding failed); `error` is the failure, or `nil` on success.

@@ -22,6 +22,6 @@ public protocol ConveyServerable: AnyObject, Sendable {
     func headers(for task: any DownloadingTask) async throws -> Headers
     /// Refreshes credentials after a 401; `true` retries the task once.
     func refreshCredentials(after error: HTTPError) async throws -> Bool
-    /// Called exactly once per task run, after the task's own `didFinish` or `didFail`.
+    /// Called exactly once per task run, whatever it delivers, after the task's `didSucceed(with:)` or `didFail(with:)`.
     func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async
 }

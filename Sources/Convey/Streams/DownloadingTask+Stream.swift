@@ -22,6 +22,7 @@ extension DownloadingTask {
         ServerSentEvents(configuration: configuration) { lastEventID in
             var delivery = await StreamDelivery(task: self, totalTimeout: nil, bufferSize: ResponseStream.defaultBufferSize)
             delivery.defaultHeaders = ["Accept": "text/event-stream"]
+            delivery.requiredMediaType = "text/event-stream"
             if let lastEventID { delivery.headers = ["Last-Event-ID": lastEventID] }
             return try await TaskRunner(task: self).run(delivery)
         }

@@ -7,8 +7,10 @@ import FoundationNetworking
 ///
 /// `exchange` starts the transfer in a task of its own and returns once the head arrives, so
 /// the run's hooks, status check and retries all happen before the caller gets the stream. For a
-/// status the task's `statusRule` makes an `HTTPError`, up to `errorBodyLimit` bytes of the body
-/// are read for the error and the transfer ends. Streams bypass the cache.
+/// status the run's `StatusCheck` makes an `HTTPError`, up to `errorBodyLimit` bytes of the body
+/// are read for the error and the transfer ends. A `requiredMediaType` (an event stream's) is
+/// checked as the payload step, so a mismatch fails the run like any other failure, before any
+/// success is reported. Streams bypass the cache.
 @ConveyActor
 struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
@@ -20,6 +22,8 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     var defaultHeaders: [String: String] = [:]
     /// Header fields set on each attempt, replacing the task's.
     var headers: [String: String] = [:]
+    /// The media type the response must have, unless it is `204 No Content`: what `events()` reads.
+    var requiredMediaType: String?
     /// The current attempt's transfer, until the run hands it to the caller or lets it go.
     private let current = CurrentTransfer()
 
@@ -39,7 +43,7 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     }
 
-    func exchange(_ request: URLRequest, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
                                       totalTimeout: totalTimeout?.clampedTimeout, capacity: bufferSize) { sink in
@@ -48,8 +52,8 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         current.transfer = transfer
         let head = try await transfer.head()
         var errorBody = Data()
-        // A status the run will throw for, by the task's `statusRule` as for any task.
-        if StatusRule.throwsError(forStatus: head.statusCode, rule: task.statusRule, followsRedirects: task.followsRedirects) {
+        // A status the run will throw for.
+        if status.throwsError(forStatus: head.statusCode) {
             // What the error needs of the body; the rest is never read. A body that breaks off
             // still leaves the status to report.
             while errorBody.count < Self.errorBodyLimit, let chunk = try? await transfer.next() {
@@ -62,6 +66,16 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     }
 
     func payload(from response: ServerResponse<Data>, url: URL?) async throws -> ResponseStream {
+        if let requiredMediaType, response.statusCode != 204 {
+            let contentType = response.header("Content-Type")
+            let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard mediaType == requiredMediaType else {
+                throw ConveyError.decodingFailed(DecodingFailure(
+                    typeName: "ServerSentEvent", codingPath: "",
+                    reason: "the response's Content-Type is \(contentType.map { "\"\($0)\"" } ?? "missing"), not \(requiredMediaType)",
+                    bodyPrefix: "", url: response.head.url))
+            }
+        }
         guard let transfer = current.transfer else { throw ConveyError.cancelled }
         current.transfer = nil
         return ResponseStream(transfer)

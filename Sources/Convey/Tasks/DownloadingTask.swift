@@ -78,10 +78,18 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     /// Called when a response arrives, before its status is checked and its body decoded.
     /// Throw to fail the attempt with your own error.
     func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws
-    /// Called once when a run fails, with the final error (decoding failures included).
+    /// Called once when a run fails, with the final error (decoding failures included), whatever
+    /// the run delivers: `download()`, `download(to:)`, `stream()`, each connection of `events()`.
     func didFail(with error: any Error) async
-    /// Called once when a run succeeds, with the decoded response.
+    /// Called once when a run that returns the task's own payload succeeds, with the decoded
+    /// response: `download()`, `send()`, and `FileDownloadingTask.download()`. Runs that deliver
+    /// something else (`download(to:)`, `stream()`, `events()`) do not call it; `didSucceed(with:)`
+    /// is the hook every successful run calls.
     func didFinish(with response: ServerResponse<DownloadPayload>) async
+    /// Called once when a run succeeds, whatever it delivers (after `didFinish(with:)` when that
+    /// is called too). `response` is the final exchange: its `data` is the body when the run
+    /// keeps it in memory, empty for a file or a stream, whose body is still arriving.
+    func didSucceed(with response: ServerResponse<Data>) async
     /// Asked after each failed attempt: how many seconds to wait before trying again, or `nil`
     /// to give up. `count` is the number of attempts made so far. Default: what `retryPolicy` says.
     /// Not asked for cancellations or when the total timeout has passed; a wait that would run
@@ -116,6 +124,7 @@ extension DownloadingTask {
     }
     public func didFail(with error: any Error) async {}
     public func didFinish(with response: ServerResponse<DownloadPayload>) async {}
+    public func didSucceed(with response: ServerResponse<Data>) async {}
     public func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
         retryPolicy?.retryInterval(afterError: error, count: count, method: method)
     }

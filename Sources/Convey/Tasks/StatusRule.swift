@@ -68,10 +68,22 @@ public struct StatusRule: Sendable, Hashable {
     }
 }
 
-extension StatusRule {
-    /// The pipeline's check: a redirect a task chose not to follow comes back unless its code is
-    /// named in `throwingCodes`.
-    static func throwsError(forStatus code: Int, rule: StatusRule, followsRedirects: Bool) -> Bool {
+/// A run's status decision, made once from the task's `statusRule` and `followsRedirects`: the
+/// runner throws `HTTPError` by it, and a delivery reads it to know which bodies are errors (kept
+/// in memory for the error) and which are the response's (a file, a stream).
+struct StatusCheck: Sendable {
+    let rule: StatusRule
+    let followsRedirects: Bool
+
+    @ConveyActor
+    init<T: DownloadingTask>(task: T) {
+        rule = task.statusRule
+        followsRedirects = task.followsRedirects
+    }
+
+    /// Whether a response with this status ends the attempt with an `HTTPError`. A redirect the
+    /// task chose not to follow comes back unless its code is named in `throwingCodes`.
+    func throwsError(forStatus code: Int) -> Bool {
         if !followsRedirects, HTTPStatus.isRedirect(code), !rule.throwingCodes.contains(code) { return false }
         return rule.throwsError(forStatus: code)
     }

@@ -282,3 +282,40 @@ final class DownloadProgressLog: @unchecked Sendable {
     func add(_ progress: DownloadProgress) { lock.withLock { reports.append(progress) } }
     var last: DownloadProgress? { lock.withLock { reports.last } }
 }
+
+/// A download's status is the run's one decision, from the task's `statusRule`: the file gets the
+/// body of every status the rule returns, and an error body stays with the `HTTPError`.
+@Suite("Download status rule")
+@ConveyActor
+struct DownloadStatusRuleTests {
+    private struct Fetch: DownloadingTask {
+        let server: ConveyServer
+        let statusRule: StatusRule
+        var path: String { "file" }
+        var echoStyle: TaskEchoStyle { .none }
+    }
+
+    private let folder = FileManager.default.temporaryDirectory.appending(path: "convey-status-\(UUID().uuidString)")
+
+    private func download(status: Int, body: String, rule: StatusRule) async throws -> ServerResponse<URL> {
+        let server = try stubServer(.answering(status: status, headers: ["ETag": "\"v1\""], body: body))
+        return try await Fetch(server: server, statusRule: rule).download(to: folder.appending(path: "file"))
+    }
+
+    @Test func aStatusTheRuleReturnsGoesToTheFileWithoutAResumeRecord() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let response = try await download(status: 404, body: "not here", rule: .standard.returning(404))
+        #expect(response.statusCode == 404)
+        #expect(try Data(contentsOf: response.payload) == Data("not here".utf8))
+        #expect(PartialDownload(destination: response.payload).savedRecord() == nil)
+    }
+
+    @Test func aSuccessTheRuleThrowsForKeepsItsBodyForTheErrorAndWritesNoFile() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let error = await #expect(throws: HTTPError.self) {
+            try await download(status: 200, body: "refused", rule: .standard.throwing(200))
+        }
+        #expect(error?.body == Data("refused".utf8))
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "file").path))
+    }
+}

@@ -9,10 +9,15 @@ import FoundationNetworking
 final class LoggingServer: ConveyServer {
     let log: EventLog
 
-    init(remote: Remote, log: EventLog, transport: StubTransport) {
+    init(remote: Remote, log: EventLog, transport: any ConveyTransport) {
         self.log = log
         super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
         self.transport = transport
+    }
+
+    /// The same, for `.answering(...)` and other stubs spelled as members.
+    convenience init(remote: Remote, log: EventLog, transport: StubTransport) {
+        self.init(remote: remote, log: log, transport: transport as any ConveyTransport)
     }
 
     override func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async {

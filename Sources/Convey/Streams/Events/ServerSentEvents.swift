@@ -169,15 +169,6 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
                 ended = true
                 return
             }
-            let mediaType = response.header("Content-Type")?.split(separator: ";").first?
-                .trimmingCharacters(in: .whitespaces).lowercased()
-            guard mediaType == "text/event-stream" else {
-                response.payload.cancel()
-                throw ConveyError.decodingFailed(DecodingFailure(
-                    typeName: "ServerSentEvent", codingPath: "",
-                    reason: "the response's Content-Type is \(response.header("Content-Type").map { "\"\($0)\"" } ?? "missing"), not text/event-stream",
-                    bodyPrefix: "", url: response.head.url))
-            }
             parser.beginConnection(url: response.head.url)
             body = response.payload.makeAsyncIterator()
         }
