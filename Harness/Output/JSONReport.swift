@@ -5,7 +5,9 @@ import Foundation
 /// with control characters escaped (`DisplayFormat.terminalSafeJSON`):
 ///
 /// `{"transport", "request": {"method", "url", "headers"}, "response": {"status", "reason", "headers", "size",
-/// "body" | "bodyText" | "bodyBase64"} | null, "durationMs", "attempt", "error": {"kind", "message"} | null, "exitCode"}`
+/// "body" | "bodyText" | "bodyBase64", "connection": {"httpVersion", "tlsVersion", "reused", "certificateVerified"}} | null,
+/// "durationMs", "attempt", "error": {"kind", "message"} | null, "warnings": [String], "exitCode"}`; a `connection`
+/// field is left out when the transport did not report it.
 enum JSONReport {
     static func text(_ report: RunReport, redaction: Redaction, exitCode: ExitCode) -> String {
         var object: [String: Any] = [
@@ -16,6 +18,7 @@ enum JSONReport {
             "response": NSNull(),
             "error": NSNull(),
             "attempt": report.response?.attemptNumber ?? NSNull(),
+            "warnings": report.warnings,
         ]
         if let response = report.response {
             var described: [String: Any] = [
@@ -35,6 +38,13 @@ enum JSONReport {
             } else {
                 described["bodyBase64"] = response.data.base64EncodedString()
             }
+            let metrics = response.metrics
+            var connection: [String: Any] = [:]
+            connection["httpVersion"] = metrics.httpVersion
+            connection["tlsVersion"] = metrics.tlsVersion
+            connection["reused"] = metrics.reusedConnection
+            connection["certificateVerified"] = metrics.certificateVerified
+            described["connection"] = connection
             object["response"] = described
         }
         if let message = report.errorText, let kind = report.errorKind {

@@ -30,6 +30,7 @@ struct ResultPrinter {
     private func printForPeople(_ report: RunReport) {
         if options.verbose, let url = report.url {
             console.out(console.styled("* transport: \(report.transport)", .dim))
+            if let connection = report.connectionText { console.out(console.styled("* connection: \(connection)", .dim)) }
             console.out(console.styled("> \(report.method) \(url)", .cyan))
             for (name, value) in report.requestHeaders.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
                 console.out(console.styled("> ", .cyan) + DisplayFormat.terminalSafe("\(name): \(value)"))
@@ -50,6 +51,7 @@ struct ResultPrinter {
             if let body = bodyText(report) { console.out(body) }
             console.err(console.styledError("\(status) · \(DisplayFormat.duration(report.duration)) · \(DisplayFormat.byteCount(bodySize(response.data)))"
                                             + (response.attemptNumber > 1 ? " · attempt \(response.attemptNumber)" : "")
+                                            + (response.metrics.certificateVerified == false ? " · " + ExchangeMetrics.verificationOffWarning : "")
                                             + " · \(report.method) \(report.url ?? "")", .dim))
         }
         printFailure(report)

@@ -18,9 +18,11 @@ struct RunReport: Sendable {
     let exitCode: ExitCode
     /// What went wrong, in one line, credentials masked.
     let errorText: String?
+    /// Warnings about how the request went out, such as `--insecure`'s.
+    let warnings: [String]
 
     init(method: HTTPMethod, transport: String, sent: URLRequest?, response: ServerResponse<Data>?, error: (any Error)?,
-         duration: Duration, redaction: Redaction) {
+         duration: Duration, redaction: Redaction, warnings: [String] = []) {
         let request = response?.request ?? sent
         self.method = request?.httpMethod ?? method.rawValue
         self.transport = transport
@@ -31,6 +33,17 @@ struct RunReport: Sendable {
         self.duration = response?.duration ?? duration
         self.exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: response?.statusCode ?? 200) }
         self.errorText = error.map { redaction.maskedText(($0 as? any PresentableError)?.logDetail ?? String(describing: $0)) }
+        self.warnings = warnings
+    }
+
+    /// The connection as the transport reported it: `HTTP/2 · TLSv1.3 · new connection`, with
+    /// `⚠ TLS verification OFF` when the certificate was not verified; `nil` when nothing was reported.
+    var connectionText: String? {
+        guard let metrics = response?.metrics else { return nil }
+        var parts = [metrics.httpVersion, metrics.tlsVersion].compactMap { $0 }
+        if let reused = metrics.reusedConnection { parts.append(reused ? "reused connection" : "new connection") }
+        if metrics.certificateVerified == false { parts.append(ExchangeMetrics.verificationOffWarning) }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
     }
 
     /// The response header fields as received, repeats kept, credentials masked.

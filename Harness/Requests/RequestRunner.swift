@@ -45,7 +45,8 @@ enum RequestRunner {
         if let problem = configuration.recorder?.lastWriteFailure { console.err(console.styledError("Not recorded: \(problem)", .yellow)) }
         let report = RunReport(method: method, transport: HarnessTransport.name(for: target, builtIn: transport),
                                sent: task.request.sent.request, response: response, error: failure,
-                               duration: elapsed, redaction: configuration.redaction)
+                               duration: elapsed, redaction: configuration.redaction,
+                               warnings: connection.insecureWarning.map { [$0] } ?? [])
         return ResultPrinter(console: console, options: output, redaction: configuration.redaction).present(report)
     }
 

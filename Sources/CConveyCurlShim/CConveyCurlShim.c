@@ -1,5 +1,6 @@
 #include "CConveyCurlShim.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -41,6 +42,24 @@ CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *val
 
 CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
     return curl_easy_getinfo(easy, info, value);
+}
+
+typedef const char *(*convey_ssl_get_version)(const void *ssl);
+static convey_ssl_get_version convey_ssl_get_version_function;
+static pthread_once_t convey_ssl_get_version_once = PTHREAD_ONCE_INIT;
+
+static void convey_find_ssl_get_version(void) {
+    convey_ssl_get_version_function = (convey_ssl_get_version)dlsym(RTLD_DEFAULT, "SSL_get_version");
+}
+
+const char *convey_curl_tls_version(CURL *easy) {
+    struct curl_tlssessioninfo *info = NULL;
+    if (curl_easy_getinfo(easy, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || info == NULL
+        || info->backend != CURLSSLBACKEND_OPENSSL || info->internals == NULL) {
+        return NULL;
+    }
+    pthread_once(&convey_ssl_get_version_once, convey_find_ssl_get_version);
+    return convey_ssl_get_version_function ? convey_ssl_get_version_function(info->internals) : NULL;
 }
 
 CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

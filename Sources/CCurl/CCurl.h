@@ -127,6 +127,7 @@ typedef enum {
     CURLINFO_OS_ERRNO = 0x200000 + 25,
     CURLINFO_NUM_CONNECTS = 0x200000 + 26,
     CURLINFO_HTTP_VERSION = 0x200000 + 46,
+    CURLINFO_TLS_SSL_PTR = 0x400000 + 45,
     CURLINFO_SIZE_UPLOAD_T = 0x600000 + 7,
     CURLINFO_SIZE_DOWNLOAD_T = 0x600000 + 8,
     CURLINFO_CONTENT_LENGTH_DOWNLOAD_T = 0x600000 + 15,
@@ -153,6 +154,17 @@ enum {
 enum {
     CURL_SSLVERSION_TLSv1_2 = 6,
     CURL_SSLVERSION_TLSv1_3 = 7,
+};
+
+// CURLINFO_TLS_SSL_PTR's answer: the TLS library and its connection object (OpenSSL: an `SSL *`).
+typedef enum {
+    CURLSSLBACKEND_NONE = 0,
+    CURLSSLBACKEND_OPENSSL = 1,
+} curl_sslbackend;
+
+struct curl_tlssessioninfo {
+    curl_sslbackend backend;
+    void *internals;
 };
 
 // CURLOPT_CAINFO_BLOB's argument. CURL_BLOB_NOCOPY: curl reads `data` in place; it must outlive the handle.

@@ -8,6 +8,8 @@ enum CurlCeiling {
     static let clientName = "libcurl multi, C loop (ceiling)"
     /// `CurlTransport`'s default connections per host.
     static let connections = 6
+    /// `CurlTransport`'s default requests at once over one HTTP/2 connection (`maximumStreamsPerHost`).
+    static let streamsPerConnection = 100
 
     /// The compiled program, or why there is none.
     static func executable(environment: [String: String]) -> Result<URL, BenchError> {
@@ -20,10 +22,11 @@ enum CurlCeiling {
         return .success(URL(filePath: path))
     }
 
-    /// A client that runs each batch in the C program, which measures itself.
-    static func client(executable: URL, url: URL) -> Client {
+    /// A client that runs each batch in the C program, which measures itself: `options` such as
+    /// `--cacert FILE --http2`, at most `connections` requests at once.
+    static func client(executable: URL, url: URL, options: [String] = [], connections: Int = connections) -> Client {
         Client(name: clientName, inProcess: false) { requests, concurrency in
-            let output = try await run(executable, arguments: [url.absoluteString, String(requests), String(concurrency), String(connections)])
+            let output = try await run(executable, arguments: options + [url.absoluteString, String(requests), String(concurrency), String(connections)])
             return try parse(output)
         }
     }

@@ -8,7 +8,10 @@
 //   scripts/bench --smoke                           # tiny counts: checks the command still works
 //
 // Workloads: small GETs (1 KB) at 1, 16 and 64 in flight; a typed JSON decode of a 256 KB body
-// with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; and a memory run.
+// with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; small GETs over HTTPS from
+// the test CA's nginx (CONVEY_TLS_CA_URL), over HTTP/2 and over HTTP/1.1 at 1, 16 and 64 in
+// flight and with a new connection (a TLS handshake) for every request, through CurlTransport
+// and the C loop only (URLSession on Linux cannot be told to trust the test CA); and a memory run.
 // Prints, as medians and ranges over the rounds: requests per second, p50/p99 latency, CPU per
 // request and context switches per request (getrusage: user + system time and voluntary +
 // involuntary switches of the whole process), cores used (CPU time over wall time), the ratio to
@@ -78,7 +81,8 @@ enum BenchError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .usage(let text):
-            "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post] [--only text] [--smoke]\n\(text)"
+            "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post,https2,https1,handshake] "
+                + "[--only text] [--smoke]\n\(text)"
         case .badResponse(let text): "bad response: \(text)"
         case .ceilingUnavailable(let reason): "the C loop is not available: \(reason)"
         }
@@ -89,6 +93,8 @@ enum BenchError: Error, CustomStringConvertible {
 struct Workload: Sendable {
     enum Kind: String, CaseIterable {
         case small, json, post
+        /// 1 KB GETs over HTTPS: HTTP/2, HTTP/1.1, and HTTP/1.1 with a new connection each.
+        case https2, https1, handshake
     }
 
     let kind: Kind
@@ -112,6 +118,13 @@ struct Item: Codable, Sendable {
 struct SmallGet: ServerTask {
     let server: ConveyServer
     var path: String { "1k.bin" }
+}
+
+/// A 1 KB GET that asks the server to close the connection after it: the next needs a new one.
+struct ClosingGet: ServerTask {
+    let server: ConveyServer
+    var path: String { "1k.bin" }
+    var headers: Headers { ["Connection": "close"] }
 }
 
 /// A GET through Convey, decoded as `[Item]` off the actor.
@@ -139,9 +152,11 @@ struct CannedTransport: ConveyTransport {
 }
 
 @ConveyActor
-func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil) -> ConveyServer {
+func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil,
+                configure: (inout ServerConfiguration) -> Void = { _ in }) -> ConveyServer {
     var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: ClosureEchoSink { _ in })
     configuration.builtInTransport = transport
+    configure(&configuration)
     let server = ConveyServer(remote: remote, configuration: configuration)
     if let custom { server.transport = custom }
     return server
@@ -149,7 +164,7 @@ func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any Conv
 
 /// The workloads, each with its clients: raw URLSession first, the baseline of the ratios to
 /// URLSession; the C loop, when there is one, last among the small GETs' clients.
-func makeWorkloads(base: URL, ceiling: URL?) async throws -> [Workload] {
+func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?) async throws -> [Workload] {
     guard let smallURL = URL(string: base.absoluteString + "/1k.bin"), let jsonURL = URL(string: base.absoluteString + "/256k.json"),
           let sinkURL = URL(string: base.absoluteString + "/upload-sink") else { throw BenchError.usage("bad URL \(base)") }
     let remote = Remote(name: "nginx", url: base)
@@ -223,10 +238,70 @@ func makeWorkloads(base: URL, ceiling: URL?) async throws -> [Workload] {
         post.append(Client.pooled("Convey · curl") { try await JSONPost(server: overCurl, uploadPayload: items).download().data.count })
     }
 
-    return [
+    var workloads = [
         Workload(kind: .small, title: "1 KB GET", concurrencies: [1, 16, 64], share: 1, clients: small),
         Workload(kind: .json, title: "256 KB JSON GET decoded into [Item]", concurrencies: [64], share: 0.1, clients: json),
         Workload(kind: .post, title: "POST of a 10 KB JSON body", concurrencies: [16], share: 0.5, clients: post),
+    ]
+    if curlAvailable, let tls { workloads += try await makeHTTPSWorkloads(tls, ceiling: ceiling) }
+    return workloads
+}
+
+/// The test CA's nginx (HTTP/2 and HTTP/1.1 over TLS 1.3) and the CA file that trusts it.
+struct TLSServer {
+    let base: URL
+    let caFile: URL
+
+    /// From `CONVEY_TLS_CA_URL` and `CONVEY_TLS_DIR`, which scripts/with-test-servers sets; `nil` without them.
+    init?(environment: [String: String]) {
+        guard let base = environment["CONVEY_TLS_CA_URL"].flatMap(URL.init(string:)),
+              let folder = environment["CONVEY_TLS_DIR"], !folder.isEmpty else { return nil }
+        self.base = base
+        caFile = URL(filePath: folder).appending(path: "ca.crt")
+    }
+}
+
+/// 1 KB GETs over HTTPS through Convey on curl, CurlTransport alone and the C loop, each
+/// trusting only the test CA and asking for the same HTTP version.
+func makeHTTPSWorkloads(_ tls: TLSServer, ceiling: URL?) async throws -> [Workload] {
+    guard let url = URL(string: tls.base.absoluteString + "/1k.bin") else { throw BenchError.usage("bad URL \(tls.base)") }
+    let remote = Remote(name: "nginx-tls", url: tls.base)
+    let trust = TLSConfiguration(trustRoots: .only(certificatesFile: tls.caFile))
+
+    func clients(_ version: HTTPVersionPreference, closing: Bool) async -> [Client] {
+        let server = await makeServer(remote, transport: .curl) {
+            $0.tls = trust
+            $0.httpVersion = version
+        }
+        let transport = await server.transport
+        var request = URLRequest(url: url)
+        if closing { request.setValue("close", forHTTPHeaderField: "Connection") }
+        var clients = [
+            closing ? Client.pooled("Convey · curl") { try await ClosingGet(server: server).download().data.count }
+                : Client.pooled("Convey · curl") { try await SmallGet(server: server).download().data.count },
+            Client.pooled("CurlTransport (raw)") { [request] in
+                let response = try await transport.send(TransportRequest(urlRequest: request, timeout: .seconds(30)))
+                guard response.head.statusCode == 200 else { throw BenchError.badResponse("status \(response.head.statusCode)") }
+                return response.data.count
+            },
+        ]
+        if let ceiling {
+            let http2 = version == .automatic
+            var options = ["--cacert", tls.caFile.path(percentEncoded: false), http2 ? "--http2" : "--http1.1"]
+            if closing { options.append("--close") }
+            clients.append(CurlCeiling.client(executable: ceiling, url: url, options: options,
+                                              connections: http2 ? CurlCeiling.streamsPerConnection : CurlCeiling.connections))
+        }
+        return clients
+    }
+
+    return [
+        Workload(kind: .https2, title: "1 KB GET over HTTPS, HTTP/2", concurrencies: [1, 16, 64], share: 1,
+                 clients: await clients(.automatic, closing: false)),
+        Workload(kind: .https1, title: "1 KB GET over HTTPS, HTTP/1.1", concurrencies: [1, 16, 64], share: 1,
+                 clients: await clients(.http1_1, closing: false)),
+        Workload(kind: .handshake, title: "1 KB GET over HTTPS, HTTP/1.1, a new connection and TLS handshake each",
+                 concurrencies: [1, 16], share: 0.1, clients: await clients(.http1_1, closing: true)),
     ]
 }
 
@@ -242,7 +317,9 @@ func run() async throws {
     case .failure(let reason): print("Note: the ceiling is skipped: \(reason)")
     }
     // The C loop is the reference of the small GETs' ratios, so `--only` keeps it.
-    let workloads = try await makeWorkloads(base: base, ceiling: ceiling)
+    let tls = TLSServer(environment: environment)
+    if tls == nil { print("Note: the HTTPS workloads are skipped: CONVEY_TLS_CA_URL and CONVEY_TLS_DIR are not set") }
+    let workloads = try await makeWorkloads(base: base, ceiling: ceiling, tls: tls)
         .filter { settings.workloads.contains($0.kind) }
         .map { workload in
             Workload(kind: workload.kind, title: workload.title, concurrencies: workload.concurrencies, share: workload.share,

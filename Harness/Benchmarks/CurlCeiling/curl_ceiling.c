@@ -1,13 +1,19 @@
 // The ceiling of Convey's small-GET benchmark: libcurl's multi interface driven from one thread,
 // as a well-written C client would, with nothing between the application and libcurl.
 //
-//   curl_ceiling URL REQUESTS IN_FLIGHT [CONNECTIONS]
+//   curl_ceiling [--cacert FILE] [--http1.1 | --http2] [--close] URL REQUESTS IN_FLIGHT [CONNECTIONS]
 //
 // Keeps IN_FLIGHT requests outstanding, each on an easy handle made once and reused. At most
 // CONNECTIONS (default 6, CurlTransport's default connections per host) run at once; the others
 // wait in a first-come-first-served queue, as in CurlTransport (which queues per origin itself
 // instead of using CURLMOPT_MAX_HOST_CONNECTIONS). Bodies are written to memory and dropped; a
 // request counts only with status 200.
+//
+// For HTTPS, as CurlTransport is set up by the benchmark: --cacert trusts only that PEM file (the
+// CA directory cleared, as TLSConfiguration.TrustRoots.only does); --http1.1 or --http2 asks for
+// that version (libcurl's default is HTTP/2 over TLS), with --http2 handles waiting for a
+// connection to multiplex on (CURLOPT_PIPEWAIT, as CurlTransport's); --close sends `Connection: close`, so that every
+// request needs a new connection and a TLS handshake (TLS sessions are still resumed).
 //
 // Prints one line of key=value pairs, measured from the first request to the last:
 //   requests=N seconds=S cpu_us_per_request=C context_switches_per_request=X p50_us=P p99_us=Q
@@ -75,15 +81,37 @@ static long parse_positive(const char *text, const char *what) {
     return value;
 }
 
+static const char usage[] =
+    "usage: curl_ceiling [--cacert FILE] [--http1.1 | --http2] [--close] URL REQUESTS IN_FLIGHT [CONNECTIONS]\n";
+
 int main(int argc, char **argv) {
-    if (argc < 4 || argc > 5) {
-        fprintf(stderr, "usage: curl_ceiling URL REQUESTS IN_FLIGHT [CONNECTIONS]\n");
+    const char *ca_file = NULL;
+    long http_version = 0;
+    int closes = 0;
+    int first = 1;
+    for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
+        if (strcmp(argv[first], "--cacert") == 0 && first + 1 < argc) {
+            ca_file = argv[++first];
+        } else if (strcmp(argv[first], "--http1.1") == 0) {
+            http_version = CURL_HTTP_VERSION_1_1;
+        } else if (strcmp(argv[first], "--http2") == 0) {
+            http_version = CURL_HTTP_VERSION_2TLS;
+        } else if (strcmp(argv[first], "--close") == 0) {
+            closes = 1;
+        } else {
+            fprintf(stderr, "curl_ceiling: unknown option %s\n%s", argv[first], usage);
+            return 2;
+        }
+    }
+    int positional = argc - first;
+    if (positional < 3 || positional > 4) {
+        fprintf(stderr, "%s", usage);
         return 2;
     }
-    const char *url = argv[1];
-    long requests = parse_positive(argv[2], "REQUESTS");
-    long in_flight = parse_positive(argv[3], "IN_FLIGHT");
-    long connections = argc == 5 ? parse_positive(argv[4], "CONNECTIONS") : 6;
+    const char *url = argv[first];
+    long requests = parse_positive(argv[first + 1], "REQUESTS");
+    long in_flight = parse_positive(argv[first + 2], "IN_FLIGHT");
+    long connections = positional == 4 ? parse_positive(argv[first + 3], "CONNECTIONS") : 6;
     if (in_flight > requests) in_flight = requests;
 
     if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
@@ -95,7 +123,8 @@ int main(int argc, char **argv) {
     // Slots waiting for a connection, in a ring of in_flight entries.
     struct slot **waiting = calloc((size_t)in_flight, sizeof *waiting);
     double *latencies = calloc((size_t)requests, sizeof *latencies);
-    if (multi == NULL || slots == NULL || waiting == NULL || latencies == NULL) {
+    struct curl_slist *headers = closes ? curl_slist_append(NULL, "Connection: close") : NULL;
+    if (multi == NULL || slots == NULL || waiting == NULL || latencies == NULL || (closes && headers == NULL)) {
         fprintf(stderr, "curl_ceiling: out of memory\n");
         return 1;
     }
@@ -110,6 +139,13 @@ int main(int argc, char **argv) {
         curl_easy_setopt(slot->easy, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(slot->easy, CURLOPT_WRITEFUNCTION, write_body);
         curl_easy_setopt(slot->easy, CURLOPT_WRITEDATA, (void *)slot);
+        if (ca_file != NULL) {
+            curl_easy_setopt(slot->easy, CURLOPT_CAINFO, ca_file);
+            curl_easy_setopt(slot->easy, CURLOPT_CAPATH, (char *)NULL);
+        }
+        if (http_version != 0) curl_easy_setopt(slot->easy, CURLOPT_HTTP_VERSION, http_version);
+        if (http_version == CURL_HTTP_VERSION_2TLS) curl_easy_setopt(slot->easy, CURLOPT_PIPEWAIT, 1L);
+        if (headers != NULL) curl_easy_setopt(slot->easy, CURLOPT_HTTPHEADER, headers);
     }
 
     struct rusage before, after;
@@ -197,6 +233,7 @@ int main(int argc, char **argv) {
         free(slots[index].body);
     }
     curl_multi_cleanup(multi);
+    curl_slist_free_all(headers);
     free(slots);
     free(waiting);
     free(latencies);

@@ -27,6 +27,12 @@ CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *val
 /// A string curl owns (NULL when it has none), valid until the handle changes or is cleaned up.
 CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
 
+/// The TLS version of the handle's connection as the TLS library names it ("TLSv1.3"), or NULL
+/// without a TLS connection or with a TLS library other than OpenSSL. Call it during the transfer
+/// (from a callback), while the connection is surely open. OpenSSL's `SSL_get_version` is looked
+/// up in the process at run time (libcurl loaded it), so Convey does not link libssl itself.
+const char *convey_curl_tls_version(CURL *easy);
+
 CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 
 /// The result code of a CURLMSG_DONE message (a union member Swift reads awkwardly).

@@ -17,6 +17,8 @@ struct AttemptRecord: Sendable {
     var attemptNumber: Int
     var error: (any Error)?
     var cacheStatus: CacheStatus = .network
+    /// Whether the request went out with certificate verification turned off.
+    var certificateVerificationOff = false
 }
 
 /// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
@@ -37,13 +39,22 @@ enum Echo {
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
             statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? Headers(),
             responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
-            attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network)
+            attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
+            certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, server: server))
         if prints {
             let text = EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record)
             server.configuration.echoSink.write(DisplayFormat.terminalSafe(text))
         }
         recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
                          redaction: server.configuration.redaction)
+    }
+
+    /// What the transport reported; without a response (a failed attempt), what the server's
+    /// built-in transport was told for an `https` URL.
+    private static func certificateVerificationOff(exchange: ServerResponse<Data>?, url: URL?, server: ConveyServer) -> Bool {
+        if let exchange { return exchange.metrics.certificateVerified == false }
+        return server.usesBuiltInTransport && server.configuration.tls.disablesCertificateVerificationInsecurely
+            && url?.scheme?.lowercased() == "https"
     }
 }
 
@@ -77,6 +88,7 @@ struct EchoFormatter {
         }
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
+        if record.certificateVerificationOff { line += " · " + ExchangeMetrics.verificationOffWarning }
         if let error = record.error {
             line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)
         }

@@ -18,6 +18,7 @@ extension RecordedTask {
             error: attempt.error.map(EchoFormatter.summary(of:)),
             metrics: attempt.statusCode == nil || attempt.metrics.isEmpty ? nil : attempt.metrics)
         cacheStatus = attempt.cacheStatus == .network ? nil : attempt.cacheStatus
+        certificateVerificationOff = attempt.certificateVerificationOff ? true : nil
     }
 
     private static func outcome(of error: (any Error)?) -> Outcome {

@@ -62,6 +62,10 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     /// How the cache took part (`hit`, `revalidated`, `joined`, `backgroundRefresh`, …); `nil`
     /// for a plain network exchange and in records written before the field existed.
     public var cacheStatus: CacheStatus?
+    /// `true` when the request went out with certificate verification turned off
+    /// (`TLSConfiguration.disablesCertificateVerificationInsecurely`); `nil` otherwise, and in
+    /// records written before the field existed.
+    public var certificateVerificationOff: Bool?
 
     /// Creates a record from its parts; `TaskRecorder` does this for you.
     public init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,

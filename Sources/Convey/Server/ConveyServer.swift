@@ -63,6 +63,8 @@ open class ConveyServer: ConveyServerable {
         set { customTransport = newValue }
     }
     private var customTransport: (any ConveyTransport)?
+    /// Whether requests go through the transport the configuration makes (none was set).
+    var usesBuiltInTransport: Bool { customTransport == nil }
     private var standardTransport: (any ConveyTransport)?
 
     /// Creates a server.

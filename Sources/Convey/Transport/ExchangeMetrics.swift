@@ -1,4 +1,5 @@
-/// What one exchange cost on the wire: phase timings, bytes each way, protocol and connection reuse.
+/// What one exchange cost on the wire: phase timings, bytes each way, protocol, TLS version,
+/// connection reuse and whether the server's certificate was verified.
 ///
 /// Each timing counts from the start of the exchange (as curl's `-w` reports them) and is `nil`
 /// when the transport could not measure it, never zero by default. `CurlTransport` fills every
@@ -24,11 +25,20 @@ public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConverti
     public var httpVersion: String?
     /// Whether the exchange went over a connection that was already open.
     public var reusedConnection: Bool?
+    /// The TLS version of the connection, as the TLS library names it: `TLSv1.3`, `TLSv1.2`; `nil`
+    /// for plain HTTP or when the transport cannot tell (`CurlTransport` tells with OpenSSL, the
+    /// TLS library of Debian's and most distributions' libcurl).
+    public var tlsVersion: String?
+    /// Whether the server's certificate was verified: `false` when the request went out with
+    /// `TLSConfiguration.disablesCertificateVerificationInsecurely`, which echo, records and the
+    /// harness then show as `⚠ TLS verification OFF`; `nil` for plain HTTP or when not reported.
+    public var certificateVerified: Bool?
 
     /// Metrics with nothing measured.
     public init(nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
                 firstByte: Duration? = nil, total: Duration? = nil, bytesSent: Int64? = nil, bytesReceived: Int64? = nil,
-                httpVersion: String? = nil, reusedConnection: Bool? = nil) {
+                httpVersion: String? = nil, reusedConnection: Bool? = nil, tlsVersion: String? = nil,
+                certificateVerified: Bool? = nil) {
         self.nameLookup = nameLookup
         self.connect = connect
         self.tlsHandshake = tlsHandshake
@@ -38,20 +48,28 @@ public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConverti
         self.bytesReceived = bytesReceived
         self.httpVersion = httpVersion
         self.reusedConnection = reusedConnection
+        self.tlsVersion = tlsVersion
+        self.certificateVerified = certificateVerified
     }
 
     /// Whether the transport measured nothing.
     public var isEmpty: Bool { self == ExchangeMetrics() }
 
-    /// One line, as echo and the harness print it: `dns 0.1 ms · connect 0.3 ms · tls – · first byte
-    /// 1.2 ms · total 1.5 ms · ↑0 B ↓312 B · HTTP/1.1 · reused`, with `–` for what was not measured.
+    /// One line, as echo and the harness print it: `dns 0.1 ms · connect 0.3 ms · tls 2.1 ms · first
+    /// byte 3.2 ms · total 3.5 ms · ↑0 B ↓312 B · HTTP/2 · TLSv1.3 · new connection`, with `–` for
+    /// what was not measured, and `⚠ TLS verification OFF` at the end when the certificate was not verified.
     public var description: String {
         func time(_ duration: Duration?) -> String { duration.map(DisplayFormat.duration) ?? "–" }
         func size(_ bytes: Int64?) -> String { bytes.map { DisplayFormat.byteCount($0) } ?? "–" }
         var parts = ["dns \(time(nameLookup))", "connect \(time(connect))", "tls \(time(tlsHandshake))",
                      "first byte \(time(firstByte))", "total \(time(total))", "↑\(size(bytesSent)) ↓\(size(bytesReceived))"]
         if let httpVersion { parts.append(httpVersion) }
+        if let tlsVersion { parts.append(tlsVersion) }
         if let reusedConnection { parts.append(reusedConnection ? "reused" : "new connection") }
+        if certificateVerified == false { parts.append(Self.verificationOffWarning) }
         return parts.joined(separator: " · ")
     }
+
+    /// What echo, records and the harness print for an exchange whose certificate was not verified.
+    public static let verificationOffWarning = "⚠ TLS verification OFF"
 }

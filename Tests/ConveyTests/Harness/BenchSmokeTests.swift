@@ -27,6 +27,13 @@ struct BenchSmokeTests {
         #expect(run.stdout.contains("| Convey · URLSession | 16 |"))
         #if os(Linux)
         #expect(run.stdout.contains("| Convey · curl, on @ConveyActor | 64 |"))
+        // HTTPS from the test CA's nginx: each workload's table, through Convey and CurlTransport.
+        for title in ["1 KB GET over HTTPS, HTTP/2", "1 KB GET over HTTPS, HTTP/1.1", "1 KB GET over HTTPS, HTTP/1.1, a new connection and TLS handshake each"] {
+            let section = try #require(run.stdout.components(separatedBy: "\n## ").first { $0.hasPrefix(title + ":") }, "\(run.output)")
+            #expect(section.contains("| Convey · curl | 16 |"))
+            #expect(section.contains("| CurlTransport (raw) | 16 |"))
+            if ceilingBuilt { #expect(section.contains("| client | in flight | throughput × C loop | CPU/req × C loop |")) }
+        }
         #endif
         if ceilingBuilt {
             #expect(run.stdout.contains("| libcurl multi, C loop (ceiling) | 16 |"), "\(run.output)")

@@ -35,6 +35,8 @@ final class CurlConnectionOptions: @unchecked Sendable {
     let settings: [CurlSetting]
     /// Why no request can go out with these options (a trust file that cannot be read), if so.
     let failure: String?
+    /// Whether server certificates are verified (not `disablesCertificateVerificationInsecurely`).
+    let verifiesCertificates: Bool
     private let bundle: UnsafeMutableRawBufferPointer?
 
     /// - Parameter systemCAFile: the system's CA bundle, as libcurl reports its default (`CURLINFO_CAINFO`).
@@ -61,6 +63,7 @@ final class CurlConnectionOptions: @unchecked Sendable {
         }
         self.settings = settings
         self.failure = failure
+        verifiesCertificates = !tls.disablesCertificateVerificationInsecurely
         self.bundle = bundle
     }
 

@@ -133,6 +133,12 @@ final class CurlEasyHandle: @unchecked Sendable {
         return String(cString: value)
     }
 
+    /// The TLS version of the handle's connection (`TLSv1.3`), or `nil` without TLS or without
+    /// OpenSSL; asked during the transfer, while the connection is surely open.
+    var tlsVersion: String? {
+        convey_curl_tls_version(raw).map { String(cString: $0) }
+    }
+
     func offsetInfo(_ info: CURLINFO) -> Int64 {
         var value: curl_off_t = -1
         return convey_curl_easy_getinfo_off(raw, info, &value) == CURLE_OK ? Int64(value) : -1

@@ -27,6 +27,8 @@ final class CurlTransfer: @unchecked Sendable {
     let url: URL
     /// Scheme, host and port: transfers to one origin share its connections and its queue.
     let origin: String
+    /// Whether the exchange goes over TLS (an `https` URL).
+    private let usesTLS: Bool
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
     private let request: URLRequest
@@ -53,6 +55,8 @@ final class CurlTransfer: @unchecked Sendable {
     var requestResume: (@Sendable () -> Void)?
     private var head: CurlResponseHead
     private var deliveredHead: ResponseHead?
+    /// The connection's TLS version, read when the head arrived.
+    private var tlsVersion: String?
     private var redirectHop: CurlRedirect.Hop?
     private var decoder: ContentDecoder?
     /// Bytes at the start of the next delivery that were consumed before a pause: curl delivers a
@@ -84,6 +88,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.sink = sink
         let address = url.absoluteString
         origin = CurlTransfer.origin(of: address)
+        usesTLS = origin.hasPrefix("https:")
         let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
         followsRedirects = transportRequest.followsRedirects
@@ -222,7 +227,8 @@ final class CurlTransfer: @unchecked Sendable {
             tlsHandshake: elapsed(CURLINFO_APPCONNECT_TIME_T), firstByte: elapsed(CURLINFO_STARTTRANSFER_TIME_T),
             total: elapsed(CURLINFO_TOTAL_TIME_T), bytesSent: size(CURLINFO_SIZE_UPLOAD_T),
             bytesReceived: size(CURLINFO_SIZE_DOWNLOAD_T), httpVersion: httpVersion,
-            reusedConnection: easy.info(CURLINFO_NUM_CONNECTS) == 0)
+            reusedConnection: easy.info(CURLINFO_NUM_CONNECTS) == 0, tlsVersion: tlsVersion,
+            certificateVerified: usesTLS ? pool.connectionOptions.verifiesCertificates : nil)
     }
 
     /// What a callback's error means to the pipeline.
@@ -272,6 +278,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
             try sink.receive(final)
             deliveredHead = final
+            if usesTLS { tlsVersion = easy.tlsVersion }
             if progressHandler != nil {
                 let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
                 progress.totalBytesToReceive = expected >= 0 ? expected : nil
