@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Exceeding the limit throws `ConveyError.responseTooLarge` from `offer`, which stops the
 /// transfer at once, so memory never holds more than the limit plus one chunk.
-public final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
+final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
     private let lock = NSLock()
     private let limit: Int64?
     private let url: URL?
@@ -13,12 +13,12 @@ public final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
 
     /// A sink that fails once the decoded body passes `limit` bytes (`nil`: no limit).
     /// `url` names the request in the error.
-    public init(limit: Int64?, url: URL?) {
+    init(limit: Int64?, url: URL?) {
         self.limit = limit
         self.url = url
     }
 
-    public func receive(_ head: ResponseHead) throws {
+    func receive(_ head: ResponseHead) throws {
         lock.withLock {
             self.head = head
             body.removeAll(keepingCapacity: true)
@@ -30,7 +30,7 @@ public final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
         }
     }
 
-    public func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
+    func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
         try lock.withLock {
             if let limit, Int64(body.count) + Int64(bytes.count) > limit {
                 throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: limit, url: head?.url ?? url))
@@ -41,7 +41,7 @@ public final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
     }
 
     /// The collected response. Throws `URLError(.badServerResponse)` when no head ever arrived.
-    public func response(metrics: ExchangeMetrics) throws -> TransportResponse {
+    func response(metrics: ExchangeMetrics) throws -> TransportResponse {
         try lock.withLock {
             guard let head else { throw URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]) }
             return TransportResponse(head: head, data: body, metrics: metrics)
