@@ -9,6 +9,8 @@ a counter: tests use their own key so that parallel tests do not see each other'
   /events?count=N&size=B     N events (ids 1...N, data `{"n": i, "pad": "..."}` of about B bytes), then the end
   /endless?size=B            events of about B bytes, as fast as the client reads, until it disconnects
   /comments                  comment lines (`: ...`) and no event, as fast as the client reads, until it disconnects
+  /paced?count=N&ms=M        N comment lines, one every M ms (default 50 every 100 ms), then the end: a
+                             transfer that keeps moving slowly, for idle-timeout tests
   /drop?after=K&total=T      events from Last-Event-ID + 1 on: K per connection, then the connection is
                              cut mid-body; once event T was sent, 204 No Content (the "stop" signal)
   /retry?ms=M&count=N        `retry: M`, then N events, then the end
@@ -26,6 +28,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -85,6 +88,13 @@ class Handler(BaseHTTPRequestHandler):
                     self.chunk(data)
                     record(key, sent=len(data))
                     n += 15
+            elif url.path == "/paced":
+                self.start_stream()
+                for _ in range(number("count", 50)):
+                    self.chunk(b": still here\n")
+                    self.wfile.flush()
+                    time.sleep(number("ms", 100) / 1000)
+                self.end_stream()
             elif url.path == "/comments":
                 self.start_stream()
                 data = b": keeping the connection busy without an event\n" * 256

@@ -158,6 +158,8 @@ public final class CurlTransport: ConveyTransport {
         }
         let idleTimeout = request.timeout.clampedTimeout
         easy.httpVersion = request.httpVersion ?? configuration.httpVersion
+        let secure = url.scheme?.lowercased() == "https"
+        easy.waitsToMultiplex = secure ? easy.httpVersion != .http1_1 : easy.httpVersion == .http2PriorKnowledge
         let transfer: CurlTransfer
         do {
             transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, transportRequest: request,

@@ -10,29 +10,30 @@ import Testing
 @Suite("A blocking hook", .wire)
 @ConveyActor
 struct BlockingHookTests {
-    /// Drips 30 bytes over 3 s: a byte every 100 ms, well inside a 1 s idle timeout.
+    /// A line every 100 ms for 5 s from the event server, well inside a 2.5 s idle timeout even
+    /// on a busy machine.
     private struct Drip: ServerTask {
         let server: ConveyServer
         let tag: String
-        var path: String { "drip?duration=3&numbytes=30&delay=0" }
+        var path: String { "paced?count=50&ms=100" }
         var sessionTag: String? { tag }
-        var configuration: TaskConfiguration? { TaskConfiguration(timeout: .seconds(1)) }
+        var configuration: TaskConfiguration? { TaskConfiguration(timeout: .milliseconds(2500)) }
     }
 
-    /// Blocks the actor for 3 s in its hook, as a synchronous keychain or file read would.
+    /// Blocks the actor for 5 s in its hook, as a slow synchronous keychain or file read would.
     private struct Blocking: ServerTask {
         let server: ConveyServer
-        var path: String { "get" }
+        var path: String { "paced?count=1&ms=0" }
 
         func willSendRequest(request: URLRequest) async throws -> URLRequest {
-            blockThread(seconds: 3)
+            blockThread(seconds: 5)
             return request
         }
     }
 
     @Test(.timeLimit(.minutes(1)))
     func transfersInFlightKeepMovingWhileAHookBlocksTheActor() async throws {
-        let server = try httpbinServer()
+        let server = ConveyServer(remote: try TestServers.events(), configuration: ServerConfiguration(echoSink: EchoCapture()))
         let tag = "drip-\(UUID())"
         let drips = (0..<4).map { _ in Task { try await Drip(server: server, tag: tag).download() } }
         try await waitForSessions(count: 4) { $0.tag == tag }
@@ -42,7 +43,7 @@ struct BlockingHookTests {
         for drip in drips {
             let response = try await drip.value
             #expect(response.statusCode == 200)
-            #expect(response.data.count == 30, "with the actor on the I/O thread, the 1 s idle timeout fired")
+            #expect(response.data.count == 50 * ": still here\n".utf8.count, "with the actor on the I/O thread, the idle timeout fired")
         }
     }
 }

@@ -35,8 +35,6 @@ final class CurlEasyHandle: @unchecked Sendable {
         set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         set(CURLOPT_NOSIGNAL, 1)
         set(CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        // Over HTTP/2, wait for a connection being set up rather than open another one.
-        set(CURLOPT_PIPEWAIT, 1)
         set(CURLOPT_WRITEFUNCTION, callback: curlWriteCallback)
         set(CURLOPT_HEADERFUNCTION, callback: curlHeaderCallback)
         set(CURLOPT_READFUNCTION, callback: curlReadCallback)
@@ -70,6 +68,17 @@ final class CurlEasyHandle: @unchecked Sendable {
             if set(CURLOPT_HTTP_VERSION, httpVersion.curlValue) != CURLE_OK {
                 set(CURLOPT_HTTP_VERSION, HTTPVersionPreference.automatic.curlValue)
             }
+        }
+    }
+
+    /// Whether curl waits for a connection being set up to the same origin, to multiplex on it,
+    /// rather than open another (`CURLOPT_PIPEWAIT`). Only where HTTP/2 may be negotiated: on a
+    /// plain HTTP/1.1 origin libcurl 7.88 holds every other request to it until the first
+    /// response is over, so slow concurrent responses would run one after another.
+    var waitsToMultiplex = false {
+        didSet {
+            guard waitsToMultiplex != oldValue else { return }
+            set(CURLOPT_PIPEWAIT, waitsToMultiplex ? 1 : 0)
         }
     }
 
