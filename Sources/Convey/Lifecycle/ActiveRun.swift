@@ -74,6 +74,7 @@ final class ActiveRun {
                 return launched
             }
         }.proceedOrThrow()
+        // The machine launched the exchange when it said to proceed.
         guard let running else { throw CancellationError() }
         return try await running.value
     }

@@ -109,20 +109,14 @@ struct RunStateMachine {
     }
 
     private mutating func stopRun(_ reason: Stop) -> StopAction {
+        if isFinished { return .none }
+        if stop == nil { stop = reason }
         switch state {
-        case .finished:
-            return .none
-        case .exchanging(let exchange):
-            if stop == nil { stop = reason }
-            return .cancel(exchange)
-        case .waitingToRetry(_, let wait):
-            if stop == nil { stop = reason }
-            return .cancel(wait)
+        case .exchanging(let exchange): return .cancel(exchange)
+        case .waitingToRetry(_, let wait): return .cancel(wait)
         // Building and decoding run in the caller's task, the credential refresh is shared with
         // other runs, and a scheduled wait has not started: the stop ends the run at its next step.
-        case .idle, .building, .decoding, .refreshingCredentials, .retryScheduled:
-            if stop == nil { stop = reason }
-            return .none
+        case .idle, .building, .decoding, .refreshingCredentials, .retryScheduled, .finished: return .none
         }
     }
 
