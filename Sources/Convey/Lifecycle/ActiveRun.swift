@@ -1,7 +1,8 @@
 import Foundation
 
 /// One run of a task in progress, from `download()` (or `send()`, `stream()`, a file download)
-/// until it returns: its `RunStateMachine`, and what the run waits on that a stop must end.
+/// until it returns: its `RunStateMachine`, whose states own what the run waits on, and the
+/// launching and cancelling of that work.
 ///
 /// The run executes in its caller's task. What it waits on runs in tasks of its own (the
 /// attempt's exchange, the retry wait), so cancelling by tag or type and the deadline cancel
@@ -18,10 +19,6 @@ final class ActiveRun {
     /// The clock deadlines and retry decisions are measured on.
     let clock: any RunClock
     private var machine: RunStateMachine
-    /// The attempt's exchange while it is in flight.
-    private var exchange: (any CancellableWork)?
-    /// The wait before the next attempt while it lasts.
-    private var retryWait: (any CancellableWork)?
 
     init(tag: String?, taskType: any DownloadingTask.Type, totalTimeout: Duration?, clock: any RunClock) {
         self.tag = tag
@@ -65,27 +62,41 @@ final class ActiveRun {
         return transition(&machine, clock.now)
     }
 
-    /// Runs the attempt's exchange in a task of its own on the actor, which a stop cancels.
-    func exchange<Result: Sendable>(_ work: @escaping @Sendable @ConveyActor () async throws -> Result) async throws -> Result {
-        let running = Task(operation: work)
-        exchange = running
-        defer { exchange = nil }
+    /// Starts the attempt's exchange to `url` in a task of its own on the actor, which the
+    /// machine's exchanging state owns and a stop cancels, and returns its result. A stopped run
+    /// starts no exchange and throws the stop's error.
+    func exchange<Result: Sendable>(to url: URL?, _ work: @escaping @Sendable @ConveyActor () async throws -> Result) async throws -> Result {
+        var running: Task<Result, any Error>?
+        try step { machine, _ in
+            machine.exchangeStarting(url: url) {
+                let launched = Task(operation: work)
+                running = launched
+                return launched
+            }
+        }.proceedOrThrow()
+        // The machine launched the exchange when it said to proceed.
+        guard let running else { throw CancellationError() }
         return try await running.value
     }
 
-    /// Waits `duration` with `waiter` in a task of its own, which a stop cancels.
+    /// Waits `duration` with `waiter` in a task of its own, which the machine's waiting state
+    /// owns and a stop cancels. A stopped run starts no wait.
     func waitToRetry(_ duration: Duration, using waiter: any RetryWaiting) async {
-        let waiting = Task { try await waiter.wait(duration) }
-        retryWait = waiting
-        defer { retryWait = nil }
-        _ = await waiting.result
+        var waiting: Task<Void, any Error>?
+        _ = step { machine, _ in
+            machine.retryWaitStarting {
+                let launched = Task { try await waiter.wait(duration) }
+                waiting = launched
+                return launched
+            }
+        }
+        _ = await waiting?.result
     }
 
     private func carryOut(_ action: RunStateMachine.StopAction) {
         switch action {
         case .none: break
-        case .cancelExchange: exchange?.cancel()
-        case .cancelRetryWait: retryWait?.cancel()
+        case .cancel(let work): work.cancel()
         }
     }
 }

@@ -1,9 +1,26 @@
 extension RunStateMachine {
+    /// The events of a run's own steps, each a transition of the machine.
+    enum Event: String, CaseIterable, Sendable {
+        case attemptStarting, exchangeStarting, responseReceived, payloadReady
+        case attemptFailed, credentialRefreshEnded, retryWaitStarting, retryWaitEnded
+    }
+
+    /// An event the machine's state does not allow: a defect in Convey, reported as the run's
+    /// failure instead of a crash.
+    struct IllegalTransition: Error, Equatable, CustomStringConvertible {
+        /// The rejected event.
+        let event: Event
+        /// The phase the run was in, which the rejection left unchanged.
+        let phase: Phase
+
+        var description: String { "Convey internal error: \(event.rawValue) is not allowed while the run is \(phase)" }
+    }
+
     /// What `TaskRunner` does after a step of an attempt.
     enum StepAction {
         /// Go on with the attempt.
         case proceed
-        /// End the attempt with this error (the run was stopped).
+        /// End the attempt with this error (the run was stopped, or the step was not allowed).
         case fail(any Error)
 
         /// Returns for `.proceed`; throws the error of `.fail`.
@@ -30,13 +47,11 @@ extension RunStateMachine {
         }
     }
 
-    /// What stopping a run means for what it waits on.
-    enum StopAction: Equatable {
+    /// What stopping a run means for what its state owns.
+    enum StopAction {
         /// Nothing to interrupt: the run notices the stop at its next step.
         case none
-        /// Cancel the attempt's exchange in flight.
-        case cancelExchange
-        /// Cancel the wait before the next attempt.
-        case cancelRetryWait
+        /// Cancel this work the state owned: the attempt's exchange or the retry wait.
+        case cancel(any CancellableWork)
     }
 }

@@ -15,7 +15,9 @@ import FoundationNetworking
 /// Docs/defining-tasks.md).
 ///
 /// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — each step, a failure,
-/// a stop — and says what follows; the runner carries that out.
+/// a stop — and says what follows; the runner carries that out. The machine's states own the
+/// exchange and the retry wait, which `ActiveRun` launches through it, so a stop cancels exactly
+/// what the run waits on.
 @ConveyActor
 struct TaskRunner<T: DownloadingTask> {
     let task: T
@@ -86,7 +88,7 @@ struct TaskRunner<T: DownloadingTask> {
             switch next {
             case .refreshCredentials(let unauthorized):
                 let refreshed = await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration)
-                next = run.step { $0.credentialRefreshEnded(refreshed: refreshed, after: unauthorized, at: $1, retryInterval: retryInterval) }
+                next = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1, retryInterval: retryInterval) }
             case .waitToRetry(let duration):
                 await run.waitToRetry(duration, using: server.configuration.retryWaiter)
                 next = run.step { $0.retryWaitEnded(at: $1) }
@@ -132,7 +134,6 @@ struct TaskRunner<T: DownloadingTask> {
             attempt.request = request
 
             // Send, into the delivery's sink, in a task of its own that a stop cancels.
-            try run.step { [url = request.url] machine, _ in machine.exchangeStarting(url: url) }.proceedOrThrow()
             let startedAt = Date()
             let sendClock = ContinuousClock.now
             let timeout = RequestBuilder.timeout(for: task, server: server)
@@ -140,7 +141,7 @@ struct TaskRunner<T: DownloadingTask> {
             let progress = UploadProgressRelay.transportHandler(for: task)
             let received: DeliveredExchange
             do {
-                received = try await run.exchange { [task, request, bodyFile] in
+                received = try await run.exchange(to: request.url) { [task, request, bodyFile] in
                     try await delivery.exchange(request, status: status) { sending, sink, options in
                         var exchange = TransportRequest(
                             urlRequest: sending, bodyFile: bodyFile, timeout: timeout,

@@ -11,6 +11,15 @@ private struct HeldTask: ServerTask {
     func didFail(with error: any Error) async { log.add("didFail") }
 }
 
+/// A task whose every failure asks for a 30 s wait before the next attempt.
+private struct RetriedTask: ServerTask {
+    let server: ConveyServer
+    var sessionTag: String?
+    var configuration: TaskConfiguration?
+    var path: String { "retried" }
+    func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? { 30 }
+}
+
 /// What a stub transport's exchange went through, for tests that must know it started and how it ended.
 final class ExchangeProbe: @unchecked Sendable {
     let started: AsyncStream<Void>
@@ -143,5 +152,42 @@ struct LifecycleActiveRunTests {
         let response = try await HeldTask(server: server, sessionTag: tag, log: log).download()
         #expect(response.stringResult == "done")
         #expect(ConveySession.cancel(sessionWithTag: tag) == 0)
+    }
+
+    // The wait never ends by itself: only the stop that cancels the wait the machine owns ends it.
+    @Test(.timeLimit(.minutes(1))) func cancellingByTagDuringTheRetryWaitCancelsTheWaitNotTheCaller() async throws {
+        let script = ScriptedTransport([.status(503)])
+        let waiter = HeldRetryWaiter()
+        let server = try stubServer(script.transport) { $0.retryWaiter = waiter }
+        let tag = "waiting-\(UUID())"
+        let caller = Task { () -> (Bool, Bool) in
+            do {
+                _ = try await RetriedTask(server: server, sessionTag: tag).download()
+                return (false, Task.isCancelled)
+            } catch {
+                return (isCancelled(error), Task.isCancelled)
+            }
+        }
+        await waiter.waitingStarted()
+        #expect(ConveySession.cancel(sessionWithTag: tag) == 1)
+        let (runCancelled, callerCancelled) = await caller.value
+        #expect(runCancelled)
+        #expect(!callerCancelled)
+        #expect(waiter.requested == [.seconds(30)])
+        #expect(script.requestCount == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func theDeadlineEndsARetryWaitAsATotalTimeout() async throws {
+        let script = ScriptedTransport([.status(503)])
+        let waiter = HeldRetryWaiter()
+        let server = try stubServer(script.transport) { [clock] in
+            $0.retryWaiter = waiter
+            $0.runClock = clock
+        }
+        let run = Task { try await RetriedTask(server: server, configuration: TaskConfiguration(totalTimeout: .seconds(60))).download() }
+        await waiter.waitingStarted()
+        clock.advance(by: .seconds(60))
+        #expect(totalTimeout(await run.result.failure)?.limit == .seconds(60))
+        #expect(script.requestCount == 1)
     }
 }

@@ -32,20 +32,27 @@ struct LifecycleRunStateMachineTests {
         }
     }
 
-    /// A machine whose first attempt is exchanging.
+    /// The exchange the machine launched in `exchanging()`.
+    let exchange = Work()
+    /// The wait the machine launched in `waitingToRetry()`.
+    let wait = Work()
+
+    /// A machine whose first attempt is exchanging `exchange`.
     func exchanging(totalTimeout: Duration? = .seconds(10)) -> Machine {
         var machine = machine(totalTimeout: totalTimeout)
         #expect(machine.attemptStarting(at: at(.zero)).failure == nil)
-        #expect(machine.exchangeStarting(url: url).failure == nil)
-        #expect(machine.state == .exchanging)
+        #expect(machine.exchangeStarting(url: url) { exchange }.failure == nil)
+        #expect(machine.phase == .exchanging)
         return machine
     }
 
-    /// A machine whose first attempt failed with a 503 and waits 2 s to retry.
+    /// A machine whose first attempt failed with a 503 and waits 2 s, with `wait`, to retry.
     func waitingToRetry() -> Machine {
         var machine = exchanging()
         let action = machine.attemptFailed(unavailable, at: at(.seconds(1)), retryInterval: RetryRule(2).interval)
         #expect(action.wait == .seconds(2))
+        #expect(machine.phase == .retryScheduled(until: at(.seconds(3))))
+        #expect(machine.retryWaitStarting { wait }.failure == nil)
         return machine
     }
 
@@ -54,16 +61,16 @@ struct LifecycleRunStateMachineTests {
     @Test func cancelWhileBuildingEndsTheRunAtItsNextStep() {
         var machine = machine()
         #expect(machine.attemptStarting(at: at(.zero)).failure == nil)
-        #expect(machine.cancel() == .none)
-        #expect(machine.state == .building)
-        #expect(isCancelled(machine.exchangeStarting(url: url).failure))
+        #expect(machine.cancel().isNone)
+        #expect(machine.phase == .building)
+        #expect(isCancelled(machine.exchangeStarting(url: url) { Work() }.failure))
         #expect(isCancelled(machine.attemptFailed(ConveyError.cancelled, at: at(.zero), retryInterval: RetryRule(0).interval).failure))
         #expect(machine.isFinished)
     }
 
     @Test func cancelWhileExchangingCancelsTheExchange() {
         var machine = exchanging()
-        #expect(machine.cancel() == .cancelExchange)
+        #expect(machine.cancel().cancels(exchange))
         #expect(machine.stop == .cancelled)
         // The transport reports its cancellation as a failed attempt; the run is not retried.
         let rule = RetryRule(0)
@@ -76,8 +83,8 @@ struct LifecycleRunStateMachineTests {
     @Test func cancelWhileDecodingEndsTheRunWhenThePayloadIsReady() {
         var machine = exchanging()
         #expect(machine.responseReceived().failure == nil)
-        #expect(machine.state == .decoding)
-        #expect(machine.cancel() == .none)
+        #expect(machine.phase == .decoding)
+        #expect(machine.cancel().isNone)
         #expect(isCancelled(machine.payloadReady().failure))
     }
 
@@ -87,18 +94,18 @@ struct LifecycleRunStateMachineTests {
             Issue.record("expected a credential refresh"); return
         }
         #expect(error.statusCode == 401)
-        #expect(machine.state == .refreshingCredentials)
+        #expect(machine.phase == .refreshingCredentials)
         // The refresh is shared with other runs: nothing to interrupt.
-        #expect(machine.cancel() == .none)
-        let action = machine.credentialRefreshEnded(refreshed: true, after: unauthorized, at: at(.seconds(2)), retryInterval: RetryRule(0).interval)
+        #expect(machine.cancel().isNone)
+        let action = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(2)), retryInterval: RetryRule(0).interval)
         #expect(isCancelled(action.failure))
         #expect(machine.attemptNumber == 1)
     }
 
     @Test func cancelWhileWaitingToRetryCancelsTheWait() {
         var machine = waitingToRetry()
-        #expect(machine.state == .waitingToRetry(until: at(.seconds(3))))
-        #expect(machine.cancel() == .cancelRetryWait)
+        #expect(machine.phase == .waitingToRetry(until: at(.seconds(3))))
+        #expect(machine.cancel().cancels(wait))
         #expect(isCancelled(machine.retryWaitEnded(at: at(.seconds(1.5))).failure))
         #expect(machine.attemptNumber == 1)
     }
@@ -108,8 +115,8 @@ struct LifecycleRunStateMachineTests {
         #expect(machine.responseReceived().failure == nil)
         #expect(machine.payloadReady().failure == nil)
         #expect(machine.isFinished)
-        #expect(machine.cancel() == .none)
-        #expect(machine.deadlinePassed(at: at(.seconds(60))) == .none)
+        #expect(machine.cancel().isNone)
+        #expect(machine.deadlinePassed(at: at(.seconds(60))).isNone)
         #expect(machine.stop == nil)
     }
 
@@ -118,15 +125,15 @@ struct LifecycleRunStateMachineTests {
     @Test func deadlineWhileBuildingEndsTheRunAsATotalTimeout() {
         var machine = machine()
         #expect(machine.attemptStarting(at: at(.zero)).failure == nil)
-        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .none)
-        let failure = totalTimeout(machine.exchangeStarting(url: url).failure)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))).isNone)
+        let failure = totalTimeout(machine.exchangeStarting(url: url) { Work() }.failure)
         #expect(failure?.limit == .seconds(10))
         #expect(failure?.url == url)
     }
 
     @Test func deadlineWhileExchangingCancelsTheExchangeAndReportsATotalTimeout() {
         var machine = exchanging()
-        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .cancelExchange)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))).cancels(exchange))
         #expect(machine.stop == .deadlinePassed)
         let action = machine.attemptFailed(ConveyError.cancelled, at: at(.seconds(10)), retryInterval: RetryRule(0).interval)
         #expect(totalTimeout(action.failure)?.limit == .seconds(10))
@@ -135,27 +142,27 @@ struct LifecycleRunStateMachineTests {
     @Test func deadlineWhileDecodingFailsTheRunWhenThePayloadIsReady() {
         var machine = exchanging()
         #expect(machine.responseReceived().failure == nil)
-        #expect(machine.deadlinePassed(at: at(.seconds(11))) == .none)
+        #expect(machine.deadlinePassed(at: at(.seconds(11))).isNone)
         #expect(totalTimeout(machine.payloadReady().failure) != nil)
     }
 
     @Test func deadlineWhileWaitingForACredentialRefreshFailsTheRunWhenTheRefreshEnds() {
         var machine = exchanging()
         _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(0).interval)
-        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .none)
-        let action = machine.credentialRefreshEnded(refreshed: true, after: unauthorized, at: at(.seconds(12)), retryInterval: RetryRule(0).interval)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))).isNone)
+        let action = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(12)), retryInterval: RetryRule(0).interval)
         #expect(totalTimeout(action.failure) != nil)
     }
 
     @Test func deadlineWhileWaitingToRetryCancelsTheWait() {
         var machine = waitingToRetry()
-        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .cancelRetryWait)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))).cancels(wait))
         #expect(totalTimeout(machine.retryWaitEnded(at: at(.seconds(10))).failure) != nil)
     }
 
     @Test func anAlarmBeforeTheDeadlineIsIgnored() {
         var machine = exchanging()
-        #expect(machine.deadlinePassed(at: at(.milliseconds(9_999))) == .none)
+        #expect(machine.deadlinePassed(at: at(.milliseconds(9_999))).isNone)
         #expect(machine.stop == nil)
         #expect(machine.responseReceived().failure == nil)
     }
@@ -163,7 +170,7 @@ struct LifecycleRunStateMachineTests {
     @Test func aRunWithoutTotalTimeoutHasNoDeadline() {
         var machine = exchanging(totalTimeout: nil)
         #expect(machine.deadline == nil)
-        #expect(machine.deadlinePassed(at: at(.seconds(1_000_000))) == .none)
+        #expect(machine.deadlinePassed(at: at(.seconds(1_000_000))).isNone)
         #expect(machine.responseReceived().failure == nil)
     }
 
@@ -176,7 +183,7 @@ struct LifecycleRunStateMachineTests {
 
     @Test func aResponseArrivingAfterACancelStillEndsTheRunCancelled() {
         var machine = exchanging()
-        #expect(machine.cancel() == .cancelExchange)
+        #expect(machine.cancel().cancels(exchange))
         // The transport had the response before it saw the cancellation.
         #expect(isCancelled(machine.responseReceived().failure))
         #expect(isCancelled(machine.attemptFailed(ConveyError.cancelled, at: at(.seconds(1)), retryInterval: RetryRule(0).interval).failure))
@@ -185,7 +192,7 @@ struct LifecycleRunStateMachineTests {
     @Test func aCancelArrivingAfterTheResponseStillEndsTheRunCancelled() {
         var machine = exchanging()
         #expect(machine.responseReceived().failure == nil)
-        #expect(machine.cancel() == .none)
+        #expect(machine.cancel().isNone)
         #expect(isCancelled(machine.payloadReady().failure))
     }
 
@@ -193,14 +200,14 @@ struct LifecycleRunStateMachineTests {
         var machine = exchanging()
         #expect(machine.responseReceived().failure == nil)
         #expect(machine.payloadReady().failure == nil)
-        #expect(machine.cancel() == .none)
-        #expect(machine.state == .finished)
+        #expect(machine.cancel().isNone)
+        #expect(machine.phase == .finished)
         #expect(machine.stop == nil)
     }
 
     @Test func aFailureArrivingAfterTheDeadlineReportsTheTimeoutNotTheFailure() {
         var machine = exchanging()
-        #expect(machine.deadlinePassed(at: at(.seconds(10))) == .cancelExchange)
+        #expect(machine.deadlinePassed(at: at(.seconds(10))).cancels(exchange))
         let rule = RetryRule(0)
         let action = machine.attemptFailed(unavailable, at: at(.seconds(10)), retryInterval: rule.interval)
         #expect(totalTimeout(action.failure) != nil)
@@ -209,7 +216,7 @@ struct LifecycleRunStateMachineTests {
 
     @Test func theFirstStopDecidesTheError() {
         var cancelledFirst = exchanging()
-        #expect(cancelledFirst.cancel() == .cancelExchange)
+        #expect(cancelledFirst.cancel().cancels(exchange))
         _ = cancelledFirst.deadlinePassed(at: at(.seconds(10)))
         #expect(isCancelled(cancelledFirst.responseReceived().failure))
 
@@ -226,7 +233,9 @@ struct LifecycleRunStateMachineTests {
         // Binary fractions, so the instants add up exactly.
         let action = machine.attemptFailed(unavailable, at: at(.seconds(7.5)), retryInterval: RetryRule(2.4375).interval)
         #expect(action.wait == .seconds(2.4375))
-        #expect(machine.state == .waitingToRetry(until: at(.seconds(9.9375))))
+        #expect(machine.phase == .retryScheduled(until: at(.seconds(9.9375))))
+        #expect(machine.retryWaitStarting { wait }.failure == nil)
+        #expect(machine.phase == .waitingToRetry(until: at(.seconds(9.9375))))
         guard case .startNextAttempt = machine.retryWaitEnded(at: at(.seconds(9.9375))) else {
             Issue.record("expected the next attempt"); return
         }
@@ -268,7 +277,7 @@ struct LifecycleRunStateMachineTests {
             #expect(machine.attemptFailed(unavailable, at: at(.seconds(attempt)), retryInterval: rule.interval).wait == .zero)
             guard case .startNextAttempt = machine.retryWaitEnded(at: at(.seconds(attempt))) else { Issue.record("expected a retry"); return }
             #expect(machine.attemptStarting(at: at(.seconds(attempt))).failure == nil)
-            #expect(machine.exchangeStarting(url: url).failure == nil)
+            #expect(machine.exchangeStarting(url: url) { Work() }.failure == nil)
         }
         #expect(rule.asked == ["503 #1", "503 #2", "503 #3"])
         #expect(machine.attemptNumber == 4)
@@ -289,14 +298,14 @@ struct LifecycleRunStateMachineTests {
         guard case .refreshCredentials = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval) else {
             Issue.record("expected a credential refresh"); return
         }
-        guard case .startNextAttempt = machine.credentialRefreshEnded(refreshed: true, after: unauthorized, at: at(.seconds(1)), retryInterval: rule.interval) else {
+        guard case .startNextAttempt = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1)), retryInterval: rule.interval) else {
             Issue.record("expected the next attempt"); return
         }
         #expect(machine.attemptNumber == 2)
         #expect(rule.asked.isEmpty)
         // A second 401 after fresh credentials is an ordinary failure.
         #expect(machine.attemptStarting(at: at(.seconds(1))).failure == nil)
-        #expect(machine.exchangeStarting(url: url).failure == nil)
+        #expect(machine.exchangeStarting(url: url) { Work() }.failure == nil)
         #expect((machine.attemptFailed(unauthorized, at: at(.seconds(2)), retryInterval: rule.interval).failure as? HTTPError)?.statusCode == 401)
         #expect(rule.asked == ["401 #2"])
     }
@@ -305,9 +314,29 @@ struct LifecycleRunStateMachineTests {
         var machine = exchanging()
         _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(nil).interval)
         let rule = RetryRule(1)
-        let action = machine.credentialRefreshEnded(refreshed: false, after: unauthorized, at: at(.seconds(1)), retryInterval: rule.interval)
+        let action = machine.credentialRefreshEnded(refreshed: false, at: at(.seconds(1)), retryInterval: rule.interval)
         #expect(action.wait == .seconds(1))
         #expect(rule.asked == ["401 #1"])
+    }
+}
+
+/// Work a test hands the machine as an exchange or a retry wait, to see what a stop cancels.
+final class Work: CancellableWork, @unchecked Sendable {
+    private(set) var cancelled = false
+    func cancel() { cancelled = true }
+}
+
+extension RunStateMachine.StopAction {
+    /// Whether the action is `.none`.
+    var isNone: Bool {
+        if case .none = self { return true }
+        return false
+    }
+
+    /// Whether the action cancels exactly `work`.
+    func cancels(_ work: Work) -> Bool {
+        guard case .cancel(let cancelled) = self else { return false }
+        return (cancelled as? Work) === work
     }
 }
 
