@@ -79,9 +79,10 @@ func measureWorkers(requests: Int, concurrency: Int,
     let cpu = ProcessFigures.cpuMicroseconds - cpuBefore
     let switches = ProcessFigures.contextSwitches - switchesBefore
     let count = Double(latencies.count)
+    // No latency at all when every request failed in a way the worker counts (a timeout).
     return Measurement(requestsPerSecond: count / seconds,
-                       p50: latencies[latencies.count / 2],
-                       p99: latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+                       p50: latencies.isEmpty ? 0 : latencies[latencies.count / 2],
+                       p99: latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
                        cpuPerRequest: cpu / count,
                        contextSwitchesPerRequest: Double(switches) / count,
                        coresUsed: cpu / 1e6 / seconds)

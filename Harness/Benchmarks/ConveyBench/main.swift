@@ -81,7 +81,7 @@ enum BenchError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .usage(let text):
-            "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post,https2,https1,handshake] "
+            "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post,https2,https1,handshake,blocking] "
                 + "[--only text] [--smoke]\n\(text)"
         case .badResponse(let text): "bad response: \(text)"
         case .ceilingUnavailable(let reason): "the C loop is not available: \(reason)"
@@ -95,6 +95,8 @@ struct Workload: Sendable {
         case small, json, post
         /// 1 KB GETs over HTTPS: HTTP/2, HTTP/1.1, and HTTP/1.1 with a new connection each.
         case https2, https1, handshake
+        /// 64 small GETs with a 100 ms idle timeout beside a blocking hook: run by `BlockingHookBench`, not as a `Workload`.
+        case blocking
     }
 
     let kind: Kind
@@ -328,7 +330,8 @@ func run() async throws {
                      })
         }
         .filter { $0.clients.contains { $0.name != CurlCeiling.clientName } }
-    guard !workloads.isEmpty else { throw BenchError.usage("no workload or client left to run") }
+    let runsBlockingHook = settings.workloads.contains(.blocking)
+    guard !workloads.isEmpty || runsBlockingHook else { throw BenchError.usage("no workload or client left to run") }
     print("Convey benchmark against nginx at \(base), \(settings.rounds) rounds alternating clients, "
           + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
 
@@ -351,6 +354,10 @@ func run() async throws {
         if workload.clients.contains(where: { $0.name == CurlCeiling.clientName }) {
             results.printRatiosToCeiling(of: workload)
         }
+    }
+
+    if runsBlockingHook {
+        try await BlockingHookBench.run(base: base, requests: max(BlockingHookBench.concurrency, settings.requests), rounds: settings.rounds)
     }
 
     if settings.memoryRequests > 0, let small = workloads.first(where: { $0.kind == .small }) {

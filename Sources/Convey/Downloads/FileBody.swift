@@ -4,16 +4,18 @@ import Foundation
 /// claimed partial file (appended after a `206` that provably continues it, from the start
 /// otherwise), an error body to memory.
 ///
-/// Written on the transport's thread with plain `pwrite(2)` calls, one per chunk, so memory
-/// stays flat whatever the size. Never glues two versions together: a `206` must start where the
-/// partial file ends, run to the end of a whole whose size agrees with what was recorded, and
-/// carry the validator it was asked for.
+/// Written off the transport's thread by a `DownloadWriter` (plain `pwrite(2)` calls, one per
+/// chunk, on a serial queue), which holds a bounded buffer: when the disk falls behind, `offer`
+/// refuses bytes and the transfer pauses until the writer catches up. Never glues two versions
+/// together: a `206` must start where the partial file ends, run to the end of a whole whose size
+/// agrees with what was recorded, and carry the validator it was asked for.
 final class FileBody: ResponseBodySink, @unchecked Sendable {
     private let lock = NSLock()
     private let claim: PartialClaim
     private let resumePoint: PartialDownload.ResumePoint?
     private let status: StatusCheck
     private let progress: DownloadProgressHandler?
+    private let writer: DownloadWriter
     private(set) var head: ResponseHead?
     /// The start of an error body, for `HTTPError`.
     private(set) var errorBody = Data()
@@ -25,11 +27,20 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     /// How much of an error body is kept.
     private static var errorBodyLimit: Int { 64 * 1024 }
 
-    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, status: StatusCheck, progress: DownloadProgressHandler?) {
+    /// `write` and `bufferLimit` replace the partial file's `pwrite` and the writer's bound in tests.
+    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, status: StatusCheck, progress: DownloadProgressHandler?,
+         write: DownloadWriter.Write? = nil, bufferLimit: Int = DownloadWriter.defaultLimit) {
         self.claim = claim
         self.resumePoint = resumePoint
         self.status = status
         self.progress = progress
+        let writesChunk: DownloadWriter.Write
+        if let write {
+            writesChunk = write
+        } else {
+            writesChunk = { (bytes, offset) throws(FileFailure) in try claim.write(bytes, at: offset) }
+        }
+        writer = DownloadWriter(limit: bufferLimit, write: writesChunk, progress: progress)
     }
 
     private var partial: PartialDownload { claim.partial }
@@ -54,36 +65,48 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
             guard writesFile else {
                 let room = max(0, Self.errorBodyLimit - errorBody.count)
                 errorBody.append(contentsOf: bytes.prefix(room))
-                return
+                return true
             }
             if let expectedTotal, written + Int64(bytes.count) > expectedTotal {
                 throw failure("the server sent more than the \(expectedTotal) bytes it announced")
             }
             do throws(FileFailure) {
-                try claim.write(bytes, at: written)
+                guard try writer.enqueue(bytes, at: written, of: expectedTotal) else { return false }
             } catch {
                 throw failure(error.description)
             }
             written += Int64(bytes.count)
+            return true
         }
-        report()
-        return true
     }
 
-    /// Flushes the file once the transfer is over and checks its length against what the server announced.
-    func finishTransfer() throws {
-        try lock.withLock {
-            guard writesFile else { return }
-            writesFile = false
-            do throws(FileFailure) {
-                try claim.synchronize()
-            } catch {
-                throw failure(error.description)
-            }
-            if let expectedTotal, written != expectedTotal {
-                throw failure("received \(written) of \(expectedTotal) bytes")
-            }
+    func whenReady(_ resume: @escaping @Sendable () -> Void) {
+        writer.whenReady(resume)
+    }
+
+    /// Once the transfer is over: waits for the writer, flushes the file to the disk and checks
+    /// its length against what the server announced. Throws a write that failed on the way.
+    func finishTransfer() async throws {
+        let (writesFile, written, expectedTotal) = lock.withLock {
+            defer { self.writesFile = false }
+            return (self.writesFile, self.written, self.expectedTotal)
         }
+        guard writesFile else { return }
+        let claim = claim
+        do throws(FileFailure) {
+            try await writer.finish { () throws(FileFailure) in try claim.synchronize() }
+        } catch {
+            throw failure(error.description)
+        }
+        if let expectedTotal, written != expectedTotal {
+            throw failure("received \(written) of \(expectedTotal) bytes")
+        }
+    }
+
+    /// After a failed transfer: waits for the chunks received to reach the partial file (a later
+    /// attempt resumes after them), so that nothing writes to it once the attempt lets go of it.
+    func abandonTransfer() async {
+        await writer.drain()
     }
 
     // MARK: Inside the lock
@@ -142,7 +165,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
         written = 0
     }
 
-    /// Reports progress while the body goes to the file: after the head, then after every chunk written.
+    /// Reports progress when the body starts going to the file, after the head.
     private func report() {
         guard let progress else { return }
         let snapshot: DownloadProgress? = lock.withLock {

@@ -1,0 +1,115 @@
+import Foundation
+
+/// Writes a download's chunks to its partial file in order, on a serial queue of its own, so the
+/// transport's thread (the curl event loop) never waits for the disk.
+///
+/// Holds at most `limit` bytes not yet written: a chunk that does not fit is refused, and the
+/// sink refuses it in turn, which pauses the transfer until `whenReady` resumes it. The first
+/// write that fails is kept; no later chunk is written, and `enqueue` and `finish` throw it.
+final class DownloadWriter: @unchecked Sendable {
+    /// Writes bytes at an offset of the partial file.
+    typealias Write = @Sendable (UnsafeRawBufferPointer, Int64) throws(FileFailure) -> Void
+
+    /// How many bytes may wait for the disk before the transfer is paused.
+    static var defaultLimit: Int { 4 << 20 }
+
+    private let lock = NSLock()
+    private let queue = DispatchQueue(label: "convey.download-writer")
+    private let write: Write
+    private let limit: Int
+    /// Told on the writer's queue how far the file is written, after every chunk.
+    private let progress: DownloadProgressHandler?
+    private var buffered = 0
+    /// The size of the chunk last refused, which `whenReady` waits room for.
+    private var wanted = 0
+    private var failure: FileFailure?
+    private var waiting: (@Sendable () -> Void)?
+
+    init(limit: Int = DownloadWriter.defaultLimit, write: @escaping Write, progress: DownloadProgressHandler?) {
+        self.limit = limit
+        self.write = write
+        self.progress = progress
+    }
+
+    /// Queues a copy of `bytes` for `offset` of a file of `totalBytes` (for progress); `false`
+    /// when there is no room for them now.
+    func enqueue(_ bytes: UnsafeRawBufferPointer, at offset: Int64, of totalBytes: Int64?) throws(FileFailure) -> Bool {
+        let refusal: FileFailure?? = lock.withLock {
+            if let failure { return .some(failure) }
+            // A chunk larger than the whole buffer still goes through when nothing waits.
+            guard buffered == 0 || buffered + bytes.count <= limit else {
+                wanted = bytes.count
+                return .some(nil)
+            }
+            buffered += bytes.count
+            return nil
+        }
+        switch refusal {
+        case .some(.some(let failure)): throw failure
+        case .some(.none): return false
+        case .none: break
+        }
+        let chunk = Data(bytes)
+        queue.async { self.writeChunk(chunk, at: offset, of: totalBytes) }
+        return true
+    }
+
+    /// Calls `resume` once there is room for the chunk last refused, or a write failed: at once if so now.
+    func whenReady(_ resume: @escaping @Sendable () -> Void) {
+        let now: Bool = lock.withLock {
+            guard failure == nil, !hasRoom else { return true }
+            waiting = resume
+            return false
+        }
+        if now { resume() }
+    }
+
+    /// Waits for every queued chunk, then runs `last` (an `fsync`) on the writer's queue unless a
+    /// write failed; throws the first failure.
+    func finish(then last: @escaping @Sendable () throws(FileFailure) -> Void) async throws(FileFailure) {
+        let failure: FileFailure? = await withCheckedContinuation { continuation in
+            queue.async {
+                if let failure = self.lock.withLock({ self.failure }) {
+                    continuation.resume(returning: failure)
+                    return
+                }
+                do throws(FileFailure) {
+                    try last()
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Waits for every queued chunk, so that the file can be let go of safely after a failed
+    /// transfer, with all the bytes received (at most `limit` more) there for a resume.
+    func drain() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
+    // MARK: On the writer's queue
+
+    private func writeChunk(_ chunk: Data, at offset: Int64, of totalBytes: Int64?) {
+        let skips = lock.withLock { failure != nil }
+        var failed: FileFailure?
+        if !skips {
+            let written = chunk.withUnsafeBytes { bytes in Result { () throws(FileFailure) in try write(bytes, offset) } }
+            if case .failure(let error) = written { failed = error }
+        }
+        let resume: (@Sendable () -> Void)? = lock.withLock {
+            buffered -= chunk.count
+            if let failed, failure == nil { failure = failed }
+            guard let waiting, failure != nil || hasRoom else { return nil }
+            self.waiting = nil
+            return waiting
+        }
+        if !skips, failed == nil { progress?(DownloadProgress(bytesWritten: offset + Int64(chunk.count), totalBytes: totalBytes)) }
+        resume?()
+    }
+
+    /// Whether the chunk last refused fits now; inside the lock.
+    private var hasRoom: Bool { buffered == 0 || buffered + wanted <= limit }
+}

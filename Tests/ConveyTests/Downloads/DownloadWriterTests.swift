@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+@testable import Convey
+
+/// A download's bytes reach its partial file on a writer queue, off the transport's thread: a
+/// write that fails still ends the download with its typed error, and a writer that falls behind
+/// pauses the transfer, which then resumes with every byte in order.
+@Suite("Writing a download off the transport's thread")
+@ConveyActor
+struct DownloadWriterTests {
+    private struct Plain: DownloadingTask {
+        let server: ConveyServer
+        var path: String { "file.bin" }
+    }
+
+    private let folder = FileManager.default.temporaryDirectory.appending(path: "convey-writer-\(UUID().uuidString)")
+
+    private func status() -> StatusCheck {
+        StatusCheck(task: Plain(server: ConveyServer(remote: Remote(name: "unused", url: URL(filePath: "/")))))
+    }
+
+    @Test func aWriteThatFailsEndsTheDownloadWithItsErrorAndLeavesTheDestinationAlone() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let destination = folder.appending(path: "file.bin")
+        try Data("previous version".utf8).write(to: destination)
+        let claim = try PartialDownload(destination: destination).claim(permissions: .ownerOnly)
+        let writes = WriteLog()
+        let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
+            // The second chunk finds the disk full.
+            guard writes.add(offset) > 1 else { return }
+            throw FileFailure(path: claim.partial.file.path, action: "write to", code: ENOSPC)
+        })
+        let chunk = Data(repeating: 7, count: 1000)
+        try body.receive(ResponseHead(statusCode: 200, fields: ["Content-Length": "4000"], url: URL(filePath: "/file.bin")))
+
+        var thrown: (any Error)?
+        do {
+            for _ in 0..<4 { _ = try chunk.withUnsafeBytes { try body.offer($0) } }
+            try await body.finishTransfer()
+        } catch {
+            thrown = error
+        }
+        claim.release()
+
+        guard case .downloadFailed(let failure)? = thrown as? ConveyError else {
+            Issue.record("expected ConveyError.downloadFailed, got \(String(describing: thrown))")
+            return
+        }
+        #expect(failure.destination == destination)
+        #expect(failure.reason.contains(String(cString: strerror(ENOSPC))))
+        // Nothing is written after the failure, and the destination keeps what it had.
+        #expect(writes.offsets == [0, 1000])
+        #expect(try Data(contentsOf: destination) == Data("previous version".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["file.bin"])
+    }
+
+    @Test(.wire, arguments: TransportKind.allCases)
+    func aWriterThatFallsBehindPausesTheTransferAndEveryByteArrivesInOrder(_ kind: TransportKind) async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try TestServers.nginx("/16m.bin")
+        let transport = kind.make()
+        let destination = folder.appending(path: "big.bin")
+        let claim = try PartialDownload(destination: destination).claim(permissions: .ownerOnly)
+        defer { claim.release() }
+        // The first write waits until the sink has refused bytes, so the writer is certainly behind.
+        let gate = DispatchSemaphore(value: 0)
+        let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
+            if offset == 0 { _ = gate.wait(timeout: .now() + 60) }
+            try claim.write(bytes, at: offset)
+        }, bufferLimit: 256 << 10)
+        let sink = RefusalCountingSink(body, onFirstRefusal: { gate.signal() })
+
+        _ = try await transport.send(TransportRequest(urlRequest: URLRequest(url: url), timeout: .seconds(60)), into: sink)
+        try await body.finishTransfer()
+
+        #expect(sink.refusals > 0)
+        let written = try Data(contentsOf: claim.partial.file)
+        let original = try await transport.send(url, timeout: .seconds(60)).data
+        #expect(written.count == 16 << 20)
+        #expect(await Self.sha256(written) == (await Self.sha256(original)))
+    }
+
+    @concurrent
+    private static func sha256(_ data: Data) async -> [UInt8] {
+        SHA256.digest(data)
+    }
+}
+
+/// The offsets a test writer was asked to write at.
+private final class WriteLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [Int64] = []
+
+    /// Records an offset; returns how many were recorded.
+    func add(_ offset: Int64) -> Int {
+        lock.withLock {
+            recorded.append(offset)
+            return recorded.count
+        }
+    }
+
+    var offsets: [Int64] { lock.withLock { recorded } }
+}
+
+/// Passes everything to a sink and counts the bytes it refused.
+private final class RefusalCountingSink: ResponseBodySink, @unchecked Sendable {
+    private let base: any ResponseBodySink
+    private let onFirstRefusal: @Sendable () -> Void
+    private let lock = NSLock()
+    private var refused = 0
+
+    init(_ base: any ResponseBodySink, onFirstRefusal: @escaping @Sendable () -> Void) {
+        self.base = base
+        self.onFirstRefusal = onFirstRefusal
+    }
+
+    var refusals: Int { lock.withLock { refused } }
+
+    func receive(_ head: ResponseHead) throws { try base.receive(head) }
+
+    func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
+        guard try base.offer(bytes) else {
+            let first = lock.withLock {
+                refused += 1
+                return refused == 1
+            }
+            if first { onFirstRefusal() }
+            return false
+        }
+        return true
+    }
+
+    func whenReady(_ resume: @escaping @Sendable () -> Void) { base.whenReady(resume) }
+}
