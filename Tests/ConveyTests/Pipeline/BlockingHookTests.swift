@@ -48,6 +48,57 @@ struct BlockingHookTests {
     }
 }
 
+#if canImport(CConveyCurlShim)
+/// Where app code runs: never on the curl event loop's thread, whatever the hook.
+@Suite("App code and the event loop", .wire)
+@ConveyActor
+struct AppCodeThreadTests {
+    /// Records, for each hook, whether it ran on the event loop's thread.
+    final class Sightings: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen: [String: Bool] = [:]
+        func note(_ hook: String) { lock.withLock { seen[hook] = CurlEventLoop.shared.isCurrent } }
+        var onTheLoop: [String: Bool] { lock.withLock { seen } }
+    }
+
+    private final class WatchedServer: ConveyServer, @unchecked Sendable {
+        let sightings: Sightings
+        init(remote: Remote, sightings: Sightings) {
+            self.sightings = sightings
+            super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+            transport = CurlTransport()
+        }
+        override func headers(for task: any DownloadingTask) async throws -> Headers {
+            sightings.note("server headers")
+            return try await super.headers(for: task)
+        }
+        override func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async {
+            sightings.note("server didFinish")
+        }
+    }
+
+    private struct Watched: ServerTask {
+        let server: ConveyServer
+        let sightings: Sightings
+        var path: String { "paced?count=3&ms=10" }
+        func willSendRequest(request: URLRequest) async throws -> URLRequest {
+            sightings.note("willSendRequest")
+            return request
+        }
+        func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws { sightings.note("didReceiveResponse") }
+        func didFinish(with response: ServerResponse<Data>) async { sightings.note("didFinish") }
+    }
+
+    @Test func everyHookRunsOffTheEventLoopThread() async throws {
+        let sightings = Sightings()
+        let server = WatchedServer(remote: try TestServers.events(), sightings: sightings)
+        for _ in 0..<3 { _ = try await Watched(server: server, sightings: sightings).download() }
+        #expect(sightings.onTheLoop == ["server headers": false, "willSendRequest": false, "didReceiveResponse": false,
+                                        "didFinish": false, "server didFinish": false])
+    }
+}
+#endif
+
 /// Blocks the calling thread, as synchronous app code does.
 private func blockThread(seconds: TimeInterval) {
     let done = DispatchSemaphore(value: 0)
