@@ -53,7 +53,7 @@ public struct CachedResponse: Sendable {
         let value: String?
     }
 
-    /// Creates an entry, for seeding a cache by hand or in tests; the pipeline stores responses itself.
+    /// Creates an entry, for seeding a cache by hand (responses an app ships to work offline, say); the pipeline stores responses itself.
     ///
     /// - Parameters:
     ///   - url: the URL it answers; the key is its full text without a fragment.
@@ -65,7 +65,7 @@ public struct CachedResponse: Sendable {
         self.init(url: url, statusCode: statusCode, fields: Headers(headers), body: body, receivedAt: receivedAt)
     }
 
-    /// Creates an entry from ordered header fields (repeats kept), for seeding a cache by hand or in tests.
+    /// Creates an entry from ordered header fields (repeats kept), for seeding a cache by hand (responses an app ships to work offline, say).
     public init(url: URL, statusCode: Int = 200, fields: Headers, body: Data, receivedAt: Date = Date()) {
         self.init(key: CacheKey.key(for: url, method: .get), statusCode: statusCode, fields: fields, body: body,
                   requestedAt: receivedAt, receivedAt: receivedAt, varyingRequestHeaders: [], credentialPartition: nil)
