@@ -38,7 +38,7 @@ struct CacheCoordinator {
     private let credentials: Redaction
     /// What besides the request decides an exchange's outcome for this task (its server, size
     /// limit, idle timeout), so only tasks under the same rules share an exchange.
-    private let exchangeRules: String
+    private let exchangeRules: (server: ObjectIdentifier, limit: Int64?, timeout: Duration)
     private let heuristic: HeuristicFreshness?
     private let coalesces: Bool
     private let reporter: CacheExchangeReporter
@@ -54,9 +54,8 @@ struct CacheCoordinator {
         strategy = task.cacheStrategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
         credentials = server.configuration.redaction
-        let limit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
-        exchangeRules = "server \(ObjectIdentifier(server)), limit \(limit.map(String.init) ?? "none"), "
-            + "timeout \(RequestBuilder.timeout(for: task, server: server))"
+        exchangeRules = (ObjectIdentifier(server), task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize,
+                         RequestBuilder.timeout(for: task, server: server))
         heuristic = server.configuration.heuristicFreshness
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
         coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
@@ -311,7 +310,8 @@ struct CacheCoordinator {
     /// included) and header fields (so the same cache key, credentials and every value a `Vary`
     /// could name), and the same server, size limit and timeout, so each caller's own limits hold.
     private func coalescingKey(_ request: URLRequest) -> String {
-        var key = exchangeRules + "\n" + (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
+        var key = "\(exchangeRules.server) \(exchangeRules.limit.map(String.init) ?? "no limit") \(exchangeRules.timeout)\n"
+            + (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
         for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
             key += "\n" + name.lowercased() + ": " + value
         }

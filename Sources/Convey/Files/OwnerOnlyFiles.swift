@@ -109,19 +109,43 @@ enum OwnerOnlyFiles {
     /// `temporaryPath` after a failure.
     static func replace(atPath path: String, temporaryPath: String, with bytes: UnsafeRawBufferPointer, mode: mode_t = fileMode,
                         finish: (Int32) -> Void = { _ in }) throws(FileFailure) {
-        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw FileFailure(path: temporaryPath, action: "create", code: errno) }
+        try writeNew(atPath: temporaryPath, bytes, mode: mode, finish: finish)
+        guard rename(temporaryPath, path) == 0 else {
+            let code = errno
+            unlink(temporaryPath)
+            throw FileFailure(path: path, action: "replace", code: code)
+        }
+    }
+
+    /// Puts `bytes` at `path` only if nothing is there yet, in one step: a new file at
+    /// `temporaryPath` linked to `path` with `link(2)`, which fails when the name is taken, so
+    /// two writers racing for one name agree on the first one's bytes. Returns `false` when
+    /// `path` already existed (its content is left alone).
+    static func publish(atPath path: String, temporaryPath: String, with bytes: UnsafeRawBufferPointer,
+                        mode: mode_t = fileMode) throws(FileFailure) -> Bool {
+        try writeNew(atPath: temporaryPath, bytes, mode: mode)
+        defer { unlink(temporaryPath) }
+        if link(temporaryPath, path) == 0 { return true }
+        guard errno == EEXIST else { throw FileFailure(path: path, action: "create", code: errno) }
+        return false
+    }
+
+    /// Writes `bytes` to a new file at `path`, created exclusively (never through a link) with
+    /// `mode`; nothing is left there after a failure.
+    private static func writeNew(atPath path: String, _ bytes: UnsafeRawBufferPointer, mode: mode_t,
+                                 finish: (Int32) -> Void = { _ in }) throws(FileFailure) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw FileFailure(path: path, action: "create", code: errno) }
         var isOpen = true
         do throws(FileFailure) {
-            guard fchmod(descriptor, mode) == 0 else { throw FileFailure(path: temporaryPath, action: "set the permissions of", code: errno) }
-            try writeAll(descriptor, bytes, path: temporaryPath)
+            guard fchmod(descriptor, mode) == 0 else { throw FileFailure(path: path, action: "set the permissions of", code: errno) }
+            try writeAll(descriptor, bytes, path: path)
             finish(descriptor)
             isOpen = false
-            guard close(descriptor) == 0 else { throw FileFailure(path: temporaryPath, action: "save", code: errno) }
-            guard rename(temporaryPath, path) == 0 else { throw FileFailure(path: path, action: "replace", code: errno) }
+            guard close(descriptor) == 0 else { throw FileFailure(path: path, action: "save", code: errno) }
         } catch {
             if isOpen { close(descriptor) }
-            unlink(temporaryPath)
+            unlink(path)
             throw error
         }
     }
