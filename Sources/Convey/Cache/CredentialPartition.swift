@@ -26,7 +26,8 @@ struct CredentialPartition: Sendable, Hashable {
         for (name, value) in fields where CrossOriginCredentials.isCredential(name, credentials) {
             material += Array("\(name.lowercased()): \(value)\n".utf8)
         }
-        if let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+        if let url = request.url, url.user != nil || url.password != nil,
+           let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
            components.percentEncodedUser != nil || components.percentEncodedPassword != nil {
             material += Array("userinfo: \(components.percentEncodedUser ?? ""):\(components.percentEncodedPassword ?? "")\n".utf8)
         }

@@ -70,7 +70,9 @@ enum RequestBuilder {
     /// transport sends the same request and the URL carries no credential into logs, records or
     /// cache keys. A URL without userinfo is left as it is.
     static func movingUserInfoToAuthorization(_ request: URLRequest) -> URLRequest {
-        guard let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+        // Most URLs carry no user info: skip parsing them again on every request.
+        guard let url = request.url, url.user != nil || url.password != nil,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return request }
         let credential = "\(components.user ?? ""):\(components.password ?? "")"
         components.percentEncodedUser = nil
