@@ -71,7 +71,7 @@ struct FileDelivery: ResponseDelivery {
         return DeliveredExchange(request: request, head: head, data: body.errorBody, metrics: metrics)
     }
 
-    func payload(from response: ServerResponse<Data>, url: URL?) async throws -> URL {
+    func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> URL {
         guard case .success(let claim) = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
         try claim.commit()
         attempt.claim = nil

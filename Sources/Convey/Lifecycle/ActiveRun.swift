@@ -9,7 +9,7 @@ import Foundation
 /// those and never the caller's task, and a transport sees every cancellation as the cancellation
 /// of the Swift task it runs in.
 @ConveyActor
-final class ActiveRun {
+final class ActiveRun: DeadlineWatcher {
     /// The task's `sessionTag`.
     let tag: String?
     /// The type of the task being run.
@@ -29,6 +29,11 @@ final class ActiveRun {
 
     /// The attempt in progress, from 1.
     var attemptNumber: Int { machine.attemptNumber }
+
+    /// The run's deadline, when it has a total timeout.
+    var deadline: RunDeadline? {
+        machine.deadline.map { RunDeadline(instant: $0, limit: machine.totalTimeout ?? .zero, clock: clock) }
+    }
 
     /// Makes the run cancellable by tag and type and has the alarm wake it at its deadline, until `end()`.
     func begin() {

@@ -1,27 +1,28 @@
-/// Wakes runs whose total timeout has passed, with one sleeping task for all the runs on a clock,
+/// Wakes runs (and streams past their runs) whose total timeout has passed, with one sleeping task
+/// for everything on a clock,
 /// so a deadline costs a dictionary insert, not a timer per run: a cancelled `Task.sleep` keeps
 /// its timer until it would have fired, and runs mostly end long before their deadline.
 ///
-/// The alarm only says that a deadline passed; the run's `RunStateMachine` decides what that
-/// means. The timer is only moved earlier, never cancelled when the last run ends: the next run's
+/// The alarm only says that a deadline passed; the watcher (a run's `RunStateMachine`) decides
+/// what that means. The timer is only moved earlier, never cancelled when the last run ends: the next run's
 /// deadline is usually later, so the armed timer serves it.
 @ConveyActor
 final class DeadlineAlarm {
-    private var runs: [ObjectIdentifier: (run: ActiveRun, deadline: ContinuousClock.Instant)] = [:]
+    private var watchers: [ObjectIdentifier: (watcher: any DeadlineWatcher, deadline: ContinuousClock.Instant)] = [:]
     private var timer: Task<Void, Never>?
     private var wakeAt: ContinuousClock.Instant?
 
     nonisolated init() {}
 
-    /// Wakes `run` once `clock` passes `deadline`, unless `forget` comes first.
-    func watch(_ run: ActiveRun, until deadline: ContinuousClock.Instant, on clock: any RunClock) {
-        runs[ObjectIdentifier(run)] = (run, deadline)
+    /// Wakes `watcher` once `clock` passes `deadline`, unless `forget` comes first.
+    func watch(_ watcher: any DeadlineWatcher, until deadline: ContinuousClock.Instant, on clock: any RunClock) {
+        watchers[ObjectIdentifier(watcher)] = (watcher, deadline)
         if let wakeAt, wakeAt <= deadline { return }
         schedule(at: deadline, on: clock)
     }
 
-    func forget(_ run: ActiveRun) {
-        runs[ObjectIdentifier(run)] = nil
+    func forget(_ watcher: any DeadlineWatcher) {
+        watchers[ObjectIdentifier(watcher)] = nil
     }
 
     private func schedule(at instant: ContinuousClock.Instant, on clock: any RunClock) {
@@ -37,10 +38,10 @@ final class DeadlineAlarm {
         let now = clock.now
         timer = nil
         wakeAt = nil
-        for (key, entry) in runs where entry.deadline <= now {
-            runs[key] = nil
-            entry.run.deadlinePassed(at: now)
+        for (key, entry) in watchers where entry.deadline <= now {
+            watchers[key] = nil
+            entry.watcher.deadlinePassed(at: now)
         }
-        if let next = runs.values.map(\.deadline).min() { schedule(at: next, on: clock) }
+        if let next = watchers.values.map(\.deadline).min() { schedule(at: next, on: clock) }
     }
 }

@@ -29,15 +29,18 @@ extension RunStateMachine {
         }
     }
 
-    /// What `TaskRunner` does after an attempt failed, a credential refresh or a retry wait.
-    enum FailureAction {
+    /// What `TaskRunner` does next, after an attempt ended, a credential refresh or a retry
+    /// wait: the actions of its event → action loop, which starts with `.startAttempt`.
+    enum RunAction {
+        /// Start an attempt now: build, send, validate, make the payload.
+        case startAttempt
         /// Ask the server to refresh its credentials after this 401.
         case refreshCredentials(HTTPError)
         /// Wait this long, where a stop can cancel the wait, before the next attempt.
         case waitToRetry(Duration)
-        /// Start the next attempt now.
-        case startNextAttempt
-        /// End the run with this error.
+        /// End the run with the attempt's payload: the success hooks run.
+        case succeed
+        /// End the run with this error: the failure hooks run.
         case fail(any Error)
 
         /// The error the run ends with, for `.fail`.

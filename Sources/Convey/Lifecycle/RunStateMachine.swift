@@ -65,7 +65,7 @@ struct RunStateMachine {
     private(set) var rejections: [IllegalTransition] = []
     /// The total timeout, when the run has one.
     let totalTimeout: Duration?
-    /// When the total timeout ends the run.
+    /// When the total timeout ends the run (and a stream that asked for it, `RunDeadline`).
     let deadline: ContinuousClock.Instant?
     /// Whether a credential refresh already produced new credentials for this run.
     private var refreshedCredentials = false
@@ -172,12 +172,12 @@ struct RunStateMachine {
     }
 
     /// The attempt's payload is ready: the run succeeds, unless it was stopped meanwhile.
-    mutating func payloadReady() -> StepAction {
+    mutating func payloadReady() -> RunAction {
         switch state {
         case .decoding:
-            guard stop == nil else { return .fail(stopError) }
+            guard stop == nil else { return finish(failing: stopError) }
             state = .finished
-            return .proceed
+            return .succeed
         case .idle, .building, .exchanging, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
             return .fail(reject(.payloadReady))
         }
@@ -191,7 +191,7 @@ struct RunStateMachine {
     /// the error it reports. `retryInterval` is the task's rule (the error, the attempt number);
     /// it is not asked after a stop or a cancellation.
     mutating func attemptFailed(_ error: any Error, at now: ContinuousClock.Instant,
-                                retryInterval: (any Error, Int) -> TimeInterval?) -> FailureAction {
+                                retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
         switch state {
         case .building, .exchanging, .decoding:
             if stop != nil { return finish(failing: stopError) }
@@ -209,7 +209,7 @@ struct RunStateMachine {
     /// The credential refresh ended at `now`; `refreshed` says whether it produced new
     /// credentials, in which case the next attempt starts at once.
     mutating func credentialRefreshEnded(refreshed: Bool, at now: ContinuousClock.Instant,
-                                         retryInterval: (any Error, Int) -> TimeInterval?) -> FailureAction {
+                                         retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
         switch state {
         case .refreshingCredentials(let unauthorized):
             if stop != nil { return finish(failing: stopError) }
@@ -236,7 +236,7 @@ struct RunStateMachine {
 
     /// The wait before the next attempt ended at `now`, by itself or because a stop cancelled it
     /// (or kept it from starting).
-    mutating func retryWaitEnded(at now: ContinuousClock.Instant) -> FailureAction {
+    mutating func retryWaitEnded(at now: ContinuousClock.Instant) -> RunAction {
         switch state {
         case .retryScheduled, .waitingToRetry:
             _ = deadlinePassed(at: now)
@@ -248,7 +248,7 @@ struct RunStateMachine {
     }
 
     private mutating func retry(after error: any Error, at now: ContinuousClock.Instant,
-                                retryInterval: (any Error, Int) -> TimeInterval?) -> FailureAction {
+                                retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
         guard let seconds = retryInterval(error, attemptNumber) else { return finish(failing: error) }
         let wait = Self.wait(seconds)
         // A wait that would end at or past the deadline only delays the same failure.
@@ -257,13 +257,13 @@ struct RunStateMachine {
         return .waitToRetry(wait)
     }
 
-    private mutating func startNextAttempt() -> FailureAction {
+    private mutating func startNextAttempt() -> RunAction {
         attemptNumber += 1
         state = .idle
-        return .startNextAttempt
+        return .startAttempt
     }
 
-    private mutating func finish(failing error: any Error) -> FailureAction {
+    private mutating func finish(failing error: any Error) -> RunAction {
         state = .finished
         return .fail(error)
     }

@@ -23,7 +23,7 @@ struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
                                  metrics: response.metrics, cacheStatus: answer.status)
     }
 
-    func payload(from response: ServerResponse<Data>, url: URL?) async throws -> T.DownloadPayload {
+    func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> T.DownloadPayload {
         if let payload = PayloadDecoding.passThrough(T.DownloadPayload.self, response.data) { return payload }
         // A small body decodes faster than the two thread hops of decoding it elsewhere.
         if response.data.count <= PayloadDecoding.inlineDecodingLimit {

@@ -11,6 +11,10 @@ protocol ResponseDelivery: Sendable {
     /// What a successful run returns as its payload.
     associatedtype Output: Sendable
 
+    /// A total timeout that replaces the task's for this run, `nil` for the task's: a stream's
+    /// own, which also covers its body.
+    var totalTimeout: Duration? { get }
+
     /// Adjusts an attempt's request before `willSendRequest` sees it (a download's `Range`).
     func prepare(_ request: inout URLRequest)
 
@@ -23,7 +27,8 @@ protocol ResponseDelivery: Sendable {
 
     /// Turns a validated response into the run's payload, or throws when the delivery cannot
     /// take it (an event stream of another `Content-Type`): a failure of the run like any other.
-    func payload(from response: ServerResponse<Data>, url: URL?) async throws -> Output
+    /// `deadline` is the run's, which a payload that outlives the run (a stream) keeps.
+    func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> Output
 
     /// Calls the task's `didFinish(with:)` when `response` carries the task's own payload;
     /// does nothing for deliveries whose output is something else (a file, a stream).
@@ -59,6 +64,7 @@ struct DeliveredExchange: Sendable {
 }
 
 extension ResponseDelivery {
+    var totalTimeout: Duration? { nil }
     func prepare(_ request: inout URLRequest) {}
     func callDidFinish(_ response: ServerResponse<Output>) async {}
     func abandon() {}

@@ -14,10 +14,12 @@ import FoundationNetworking
 /// `didFinish(task:response:error:)`, exactly once per run (the hook contract in
 /// Docs/defining-tasks.md).
 ///
-/// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — each step, a failure,
-/// a stop — and says what follows; the runner carries that out. The machine's states own the
-/// exchange and the retry wait, which `ActiveRun` launches through it, so a stop cancels exactly
-/// what the run waits on.
+/// The runner is a loop of event → action: the run's `RunStateMachine` (inside its `ActiveRun`)
+/// takes every event — an attempt's end, a refresh's, a wait's, a stop — and returns the next
+/// action (attempt, refresh, wait, succeed, fail), which the runner carries out. The machine's
+/// states own the exchange and the retry wait, which `ActiveRun` launches through it, so a stop
+/// cancels exactly what the run waits on. The run has one deadline (`RunDeadline`), which a stream
+/// that asked for a total timeout carries past the run, over its body.
 @ConveyActor
 struct TaskRunner<T: DownloadingTask> {
     let task: T
@@ -41,61 +43,60 @@ struct TaskRunner<T: DownloadingTask> {
     /// being cancelled reaches the run's machine through the one cancellation handler here.
     func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
         let server = task.server
-        let totalTimeout = (task.configuration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
+        let totalTimeout = (delivery.totalTimeout ?? task.configuration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
         let run = ActiveRun(tag: task.sessionTag, taskType: T.self, totalTimeout: totalTimeout, clock: server.configuration.runClock)
         run.begin()
         defer { run.end() }
         return try await withTaskCancellationHandler {
-            try await runAttempts(delivery, server: server, run: run)
+            try await drive(delivery, server: server, run: run)
         } onCancel: {
             Task { @ConveyActor in run.cancel() }
         }
     }
 
-    private func runAttempts<Delivery: ResponseDelivery>(
+    /// The run's loop: carry out the machine's action, hand what came of it to the machine as the
+    /// next event, until the action ends the run. The first action is always an attempt.
+    private func drive<Delivery: ResponseDelivery>(
         _ delivery: Delivery, server: ConveyServer, run: ActiveRun
     ) async throws -> ServerResponse<Delivery.Output> {
+        let retryInterval = { (error: any Error, count: Int) in task.retryInterval(afterError: error, count: count) }
+        var action = RunStateMachine.RunAction.startAttempt
+        var attempt = Attempt<Delivery.Output>(number: 0, result: .failure(ConveyError.cancelled))
+        var credentialGeneration = server.credentialRefresh.generation
         while true {
-            let credentialGeneration = server.credentialRefresh.generation
-            let attempt = await perform(delivery, server: server, run: run)
-            switch attempt.result {
-            case .success(let response):
-                echo(attempt, error: nil, server: server)
+            switch action {
+            case .startAttempt:
+                credentialGeneration = server.credentialRefresh.generation
+                attempt = await perform(delivery, server: server, run: run)
+                switch attempt.result {
+                case .success:
+                    action = run.step { machine, _ in machine.payloadReady() }
+                    // Stopped with the payload in hand: a stream's transfer must not outlive the run.
+                    if case .fail = action { delivery.abandon() }
+                case .failure(let error):
+                    action = run.step { $0.attemptFailed(error, at: $1, retryInterval: retryInterval) }
+                }
+                echo(attempt, error: action.failure ?? attempt.result.failure, server: server)
+            case .refreshCredentials(let unauthorized):
+                let refreshed = await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration)
+                action = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1, retryInterval: retryInterval) }
+            case .waitToRetry(let duration):
+                await run.waitToRetry(duration, using: server.configuration.retryWaiter)
+                action = run.step { $0.retryWaitEnded(at: $1) }
+            case .succeed:
+                // The machine succeeds a run only after a successful attempt.
+                guard case .success(let response) = attempt.result else {
+                    action = .fail(attempt.result.failure ?? ConveyError.cancelled)
+                    continue
+                }
                 await delivery.callDidFinish(response)
                 await task.didSucceed(with: response.replacingPayload(response.data))
                 await server.didFinish(task: task, response: attempt.exchange, error: nil)
                 return response
-            case .failure(let error):
-                do {
-                    try await recover(from: error, attempt: attempt, server: server, run: run, credentialGeneration: credentialGeneration)
-                } catch {
-                    await task.didFail(with: error)
-                    await server.didFinish(task: task, response: attempt.exchange, error: error)
-                    throw error
-                }
-            }
-        }
-    }
-
-    /// Carries out what the machine decides after a failed attempt: returns when the next attempt
-    /// is to start, throws the error the run ends with otherwise.
-    private func recover<Output>(from error: any Error, attempt: Attempt<Output>, server: ConveyServer,
-                                 run: ActiveRun, credentialGeneration: Int) async throws {
-        let retryInterval = { (error: any Error, count: Int) in task.retryInterval(afterError: error, count: count) }
-        var next = run.step { $0.attemptFailed(error, at: $1, retryInterval: retryInterval) }
-        echo(attempt, error: next.failure ?? error, server: server)
-        while true {
-            switch next {
-            case .refreshCredentials(let unauthorized):
-                let refreshed = await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration)
-                next = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1, retryInterval: retryInterval) }
-            case .waitToRetry(let duration):
-                await run.waitToRetry(duration, using: server.configuration.retryWaiter)
-                next = run.step { $0.retryWaitEnded(at: $1) }
-            case .startNextAttempt:
-                return
-            case .fail(let failure):
-                throw failure
+            case .fail(let error):
+                await task.didFail(with: error)
+                await server.didFinish(task: task, response: attempt.exchange, error: error)
+                throw error
             }
         }
     }
@@ -172,9 +173,8 @@ struct TaskRunner<T: DownloadingTask> {
                                 url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))
             }
 
-            // Payload: decoded off the actor, a finished file, or a stream.
-            let payload = try await delivery.payload(from: exchange, url: request.url)
-            try run.step { machine, _ in machine.payloadReady() }.proceedOrThrow()
+            // Payload: decoded off the actor, a finished file, or a stream (which keeps the run's deadline).
+            let payload = try await delivery.payload(from: exchange, url: request.url, deadline: run.deadline)
             attempt.result = .success(exchange.replacingPayload(payload))
         } catch {
             delivery.abandon()

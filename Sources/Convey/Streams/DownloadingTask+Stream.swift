@@ -7,7 +7,8 @@ extension DownloadingTask {
     /// The run is a normal one up to the head: hooks, the task's `statusRule` (`HTTPError` for a
     /// status it throws for, with up to 64 KiB of its body), retries, echo. The cache is bypassed. The
     /// task's idle timeout applies between chunks. The task's total timeout covers only the wait
-    /// for the head; pass `totalTimeout` to limit the whole stream, body included. At most
+    /// for the head; pass `totalTimeout` to limit the whole stream instead: it replaces the task's
+    /// for this run, and the run's deadline then covers the body too. At most
     /// `bufferSize` bytes wait for the reader; then the transport stops reading (see
     /// Docs/streaming.md). The response's `data` is empty (or the start of an error body).
     public func stream(totalTimeout: Duration? = nil, bufferSize: Int = ResponseStream.defaultBufferSize)

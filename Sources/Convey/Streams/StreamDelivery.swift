@@ -14,7 +14,8 @@ import FoundationNetworking
 @ConveyActor
 struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
-    /// Ends the whole stream, body included, with `ConveyError.timedOut` of kind `.total`.
+    /// The run's total timeout in place of the task's, carried past the head over the whole body:
+    /// the stream ends with `ConveyError.timedOut` of kind `.total` when it passes.
     let totalTimeout: Duration?
     /// How many body bytes may wait for the reader.
     let bufferSize: Int
@@ -46,7 +47,7 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
     func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
-                                      totalTimeout: totalTimeout?.clampedTimeout, capacity: bufferSize) { sink in
+                                      capacity: bufferSize) { sink in
             try await send(request, sink, SendOptions(expectsLargeBody: true))
         }
         current.transfer = transfer
@@ -65,7 +66,7 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         return DeliveredExchange(request: request, head: head, data: errorBody, metrics: ExchangeMetrics())
     }
 
-    func payload(from response: ServerResponse<Data>, url: URL?) async throws -> ResponseStream {
+    func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> ResponseStream {
         if let requiredMediaType, response.statusCode != 204 {
             let contentType = response.header("Content-Type")
             let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
@@ -78,6 +79,8 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         }
         guard let transfer = current.transfer else { throw ConveyError.cancelled }
         current.transfer = nil
+        // Only a total timeout the stream asked for covers its body; the task's covers the head.
+        if totalTimeout != nil, let deadline { transfer.keep(deadline) }
         return ResponseStream(transfer)
     }
 

@@ -3,44 +3,43 @@ import Foundation
 /// One streamed exchange in flight: the transport's `send` running in a task of its own, feeding
 /// a `StreamBuffer` that the reader drains.
 ///
-/// Closing it (the reader cancelled or let go) ends the transfer at once. The optional total
-/// timeout ends it with `ConveyError.timedOut` of kind `.total`. A failure mid-body reaches the
-/// reader as a Convey error that names the URL and how far the body had got.
+/// Closing it (the reader cancelled or let go) ends the transfer at once. A run's deadline it
+/// keeps (`keep`) ends it with `ConveyError.timedOut` of kind `.total`. A failure mid-body
+/// reaches the reader as a Convey error that names the URL and how far the body had got.
 final class StreamTransfer: Sendable {
     /// The URL the body comes from: the request's until the head names the final one.
     var url: URL? { buffer.headURL ?? requestURL }
     private let requestURL: URL?
     private let buffer: StreamBuffer
     private let sending: Task<Void, Never>
+    private let deadlineWatch: StreamDeadline
 
     /// Starts `send` into a buffer of `capacity` bytes. `timeout` is the idle timeout, for errors.
     @ConveyActor
-    init(url: URL?, timeout: Duration, totalTimeout: Duration?, capacity: Int,
+    init(url: URL?, timeout: Duration, capacity: Int,
          send: @escaping @ConveyActor (any ResponseBodySink) async throws -> ExchangeMetrics) {
         let buffer = StreamBuffer(capacity: capacity)
+        let deadlineWatch = StreamDeadline(buffer: buffer, url: url)
         self.buffer = buffer
+        self.deadlineWatch = deadlineWatch
         requestURL = url
-        // The exchange and its total timeout race; whichever ends first ends the other.
         sending = Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    do {
-                        _ = try await send(buffer)
-                        buffer.finish(.finished)
-                    } catch {
-                        buffer.finish(.failed(StreamTransfer.describe(error, url: url, timeout: timeout, delivered: buffer.deliveredBytes)))
-                    }
-                }
-                if let totalTimeout {
-                    group.addTask {
-                        guard (try? await Task.sleep(for: totalTimeout)) != nil else { return }
-                        buffer.finish(.failed(ConveyError.timedOut(TimeoutFailure(kind: .total, limit: totalTimeout, url: url))))
-                    }
-                }
-                await group.next()
-                group.cancelAll()
+            do {
+                _ = try await send(buffer)
+                buffer.finish(.finished)
+            } catch {
+                buffer.finish(.failed(StreamTransfer.describe(error, url: url, timeout: timeout, delivered: buffer.deliveredBytes)))
             }
+            deadlineWatch.transferEnded()
         }
+        deadlineWatch.sending = sending
+    }
+
+    /// Keeps the run's `deadline` over the rest of the body: when it passes, the transfer ends and
+    /// the reader gets `ConveyError.timedOut` of kind `.total`.
+    @ConveyActor
+    func keep(_ deadline: RunDeadline) {
+        deadlineWatch.watch(deadline)
     }
 
     /// Waits for the response head. Cancelling the waiting task ends the transfer.
@@ -83,5 +82,39 @@ final class StreamTransfer: Sendable {
         guard case ConveyError.transport(let failure) = mapped, delivered > 0 else { return mapped }
         return ConveyError.transport(TransportFailure(
             kind: failure.kind, code: failure.code, reason: "\(failure.reason) (the stream broke after \(delivered) bytes of the body)", url: failure.url))
+    }
+}
+
+/// A stream's watch over its run's deadline once the run has handed the stream over: registered
+/// with the clock's alarm until the deadline passes or the transfer ends.
+@ConveyActor
+private final class StreamDeadline: DeadlineWatcher {
+    private let buffer: StreamBuffer
+    private let url: URL?
+    var sending: Task<Void, Never>?
+    private var deadline: RunDeadline?
+    private var ended = false
+
+    init(buffer: StreamBuffer, url: URL?) {
+        self.buffer = buffer
+        self.url = url
+    }
+
+    func watch(_ deadline: RunDeadline) {
+        guard !ended else { return }
+        self.deadline = deadline
+        deadline.clock.deadlineAlarm.watch(self, until: deadline.instant, on: deadline.clock)
+    }
+
+    func transferEnded() {
+        ended = true
+        if let deadline { deadline.clock.deadlineAlarm.forget(self) }
+        sending = nil
+    }
+
+    func deadlinePassed(at now: ContinuousClock.Instant) {
+        guard let deadline, now >= deadline.instant, !ended else { return }
+        buffer.finish(.failed(ConveyError.timedOut(TimeoutFailure(kind: .total, limit: deadline.limit, url: buffer.headURL ?? url))))
+        sending?.cancel()
     }
 }

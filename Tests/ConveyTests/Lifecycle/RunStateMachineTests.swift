@@ -236,7 +236,7 @@ struct LifecycleRunStateMachineTests {
         #expect(machine.phase == .retryScheduled(until: at(.seconds(9.9375))))
         #expect(machine.retryWaitStarting { wait }.failure == nil)
         #expect(machine.phase == .waitingToRetry(until: at(.seconds(9.9375))))
-        guard case .startNextAttempt = machine.retryWaitEnded(at: at(.seconds(9.9375))) else {
+        guard case .startAttempt = machine.retryWaitEnded(at: at(.seconds(9.9375))) else {
             Issue.record("expected the next attempt"); return
         }
         #expect(machine.attemptNumber == 2)
@@ -275,7 +275,7 @@ struct LifecycleRunStateMachineTests {
         let rule = RetryRule(0)
         for attempt in 1...3 {
             #expect(machine.attemptFailed(unavailable, at: at(.seconds(attempt)), retryInterval: rule.interval).wait == .zero)
-            guard case .startNextAttempt = machine.retryWaitEnded(at: at(.seconds(attempt))) else { Issue.record("expected a retry"); return }
+            guard case .startAttempt = machine.retryWaitEnded(at: at(.seconds(attempt))) else { Issue.record("expected a retry"); return }
             #expect(machine.attemptStarting(at: at(.seconds(attempt))).failure == nil)
             #expect(machine.exchangeStarting(url: url) { Work() }.failure == nil)
         }
@@ -298,7 +298,7 @@ struct LifecycleRunStateMachineTests {
         guard case .refreshCredentials = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval) else {
             Issue.record("expected a credential refresh"); return
         }
-        guard case .startNextAttempt = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1)), retryInterval: rule.interval) else {
+        guard case .startAttempt = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1)), retryInterval: rule.interval) else {
             Issue.record("expected the next attempt"); return
         }
         #expect(machine.attemptNumber == 2)
@@ -360,7 +360,7 @@ extension RunStateMachine.StepAction {
     }
 }
 
-extension RunStateMachine.FailureAction {
+extension RunStateMachine.RunAction {
     /// The wait of `.waitToRetry`.
     var wait: Duration? {
         if case .waitToRetry(let duration) = self { return duration }
