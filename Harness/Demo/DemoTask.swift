@@ -18,7 +18,7 @@ extension DemoTask {
         return request
     }
 
-    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
+    func didReceiveResponse(response: ResponseHead, data: Data) async throws {
         context.hooks.add("didReceiveResponse", "\(response.statusCode) · \(DisplayFormat.byteCount(data.count))")
     }
 

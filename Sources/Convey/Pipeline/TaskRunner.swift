@@ -167,7 +167,7 @@ struct TaskRunner<T: DownloadingTask> {
             attempt.exchange = exchange
 
             // Validate.
-            try await ResponseHook.call(task, head: received.head, data: received.data)
+            try await task.didReceiveResponse(response: received.head, data: received.data)
             if status.throwsError(forStatus: received.head.statusCode) {
                 throw HTTPError(statusCode: received.head.statusCode, body: received.data, headers: received.head.fields.combined,
                                 url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))

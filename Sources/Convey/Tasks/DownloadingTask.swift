@@ -75,9 +75,11 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
 
     /// Called before each attempt is sent; the returned request is the one really sent.
     func willSendRequest(request: URLRequest) async throws -> URLRequest
-    /// Called when a response arrives, before its status is checked and its body decoded.
+    /// Called when a response arrives, before its status is checked and its body decoded, with
+    /// its head as received (status, fields in order, final URL; `response.httpURLResponse` is
+    /// Foundation's form) and the body held in memory (empty for a file or a stream).
     /// Throw to fail the attempt with your own error.
-    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws
+    func didReceiveResponse(response: ResponseHead, data: Data) async throws
     /// Called once when a run fails, with the final error (decoding failures included), whatever
     /// the run delivers: `download()`, `download(to:)`, `stream()`, each connection of `events()`.
     func didFail(with error: any Error) async
@@ -119,9 +121,7 @@ extension DownloadingTask {
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
     public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }
-    public func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
-        ResponseHook.probe?.reachedDefault = true
-    }
+    public func didReceiveResponse(response: ResponseHead, data: Data) async throws {}
     public func didFail(with error: any Error) async {}
     public func didFinish(with response: ServerResponse<DownloadPayload>) async {}
     public func didSucceed(with response: ServerResponse<Data>) async {}

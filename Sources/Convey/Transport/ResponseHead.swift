@@ -5,8 +5,10 @@ import FoundationNetworking
 
 /// The head of a response, before its body: status, version, fields as received, final URL.
 ///
-/// Plain values, cheap to make: an `HTTPURLResponse` is built from it only where the public API
-/// hands one out (`ServerResponse.httpResponse`, `didReceiveResponse`).
+/// Plain values, cheap to make: what `didReceiveResponse(response:data:)` gets. An
+/// `HTTPURLResponse` is built from it only when asked for (`httpURLResponse`,
+/// `ServerResponse.httpResponse`). The accessors named like `HTTPURLResponse`'s let a hook written
+/// for one read a head unchanged.
 public struct ResponseHead: Sendable, Hashable {
     /// The status code.
     public var statusCode: Int
@@ -34,6 +36,19 @@ public struct ResponseHead: Sendable, Hashable {
         self.init(statusCode: response.statusCode, fields: fields,
                   url: response.url ?? url ?? URL(fileURLWithPath: "/"))
     }
+
+    /// The value of the field with this name (case-insensitive), repeats joined as
+    /// `HTTPURLResponse.value(forHTTPHeaderField:)` joins them; `nil` when absent.
+    public func value(forHTTPHeaderField name: String) -> String? {
+        fields[name]
+    }
+
+    /// One entry per field name, repeats joined: what `HTTPURLResponse.allHeaderFields` holds.
+    public var allHeaderFields: [String: String] { fields.combined }
+
+    /// The same head as Foundation's `HTTPURLResponse`, built on each call (tens of microseconds on
+    /// Linux, where Foundation normalises every field name): for code that needs Foundation's type.
+    public var httpURLResponse: HTTPURLResponse { makeHTTPURLResponse() }
 
     /// The same head as an `HTTPURLResponse`, repeated fields combined with `", "`. Built anew on
     /// each call: the pipeline makes one only where the public API hands one out.

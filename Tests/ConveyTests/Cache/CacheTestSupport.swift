@@ -43,7 +43,7 @@ struct CacheProbeTask: ServerTask {
         return request
     }
 
-    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
+    func didReceiveResponse(response: ResponseHead, data: Data) async throws {
         events?.add("didReceiveResponse \(response.statusCode)")
     }
 

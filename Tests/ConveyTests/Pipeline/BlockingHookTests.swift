@@ -85,7 +85,7 @@ struct AppCodeThreadTests {
             sightings.note("willSendRequest")
             return request
         }
-        func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws { sightings.note("didReceiveResponse") }
+        func didReceiveResponse(response: ResponseHead, data: Data) async throws { sightings.note("didReceiveResponse") }
         func didFinish(with response: ServerResponse<Data>) async { sightings.note("didFinish") }
     }
 

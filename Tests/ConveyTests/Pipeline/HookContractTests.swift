@@ -194,7 +194,7 @@ extension HookRecording {
         return request
     }
 
-    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
+    func didReceiveResponse(response: ResponseHead, data: Data) async throws {
         log.add("didReceiveResponse(\(response.statusCode))")
     }
 

@@ -5,39 +5,56 @@ import FoundationNetworking
 import Testing
 @testable import Convey
 
-/// `didReceiveResponse` is called on every run of a task that has one, and skipped (no
-/// `HTTPURLResponse` built) for task types that keep the default.
+/// `didReceiveResponse` gets the head as received on every run: fields in order with repeats,
+/// read as an `HTTPURLResponse` would be, and Foundation's form only when the hook asks for it.
 @Suite("Response hook")
 @ConveyActor
 struct ResponseHookTests {
-    private struct Plain: DownloadingTask {
-        let server: ConveyServer
-        var path: String { "plain" }
-        var echoStyle: TaskEchoStyle { .none }
-    }
-
     private struct Watching: DownloadingTask {
         let server: ConveyServer
         let log: EventLog
         var path: String { "watching" }
         var echoStyle: TaskEchoStyle { .none }
-        func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
-            log.add("\(response.statusCode) \(response.value(forHTTPHeaderField: "X-Seen") ?? "-")")
+        func didReceiveResponse(response: ResponseHead, data: Data) async throws {
+            log.add("\(response.statusCode) \(response.value(forHTTPHeaderField: "x-seen") ?? "-") \(response.fields.values(named: "Set-Thing"))")
         }
     }
 
-    @Test func aTaskWithTheDefaultHookIsLearntOnItsFirstRun() async throws {
-        let server = try stubServer(.answering(status: 200))
-        #expect(!ResponseHook.typesWithDefaultHook.contains(ObjectIdentifier(Plain.self)))
-        try await Plain(server: server).send()
-        #expect(ResponseHook.typesWithDefaultHook.contains(ObjectIdentifier(Plain.self)))
+    private struct AskingFoundation: DownloadingTask {
+        let server: ConveyServer
+        let log: EventLog
+        var path: String { "asking" }
+        var echoStyle: TaskEchoStyle { .none }
+        func didReceiveResponse(response: ResponseHead, data: Data) async throws {
+            let foundation = response.httpURLResponse
+            log.add("\(foundation.statusCode) \(foundation.value(forHTTPHeaderField: "X-Seen") ?? "-") \(foundation.url?.path ?? "-")")
+        }
     }
 
-    @Test func aTaskWithItsOwnHookGetsTheResponseOnEveryRun() async throws {
+    /// A head with a repeated field, as a server may send it.
+    private nonisolated static let headers: Headers = {
+        var fields = Headers()
+        for (name, value) in [("X-Seen", "yes"), ("Set-Thing", "a"), ("Set-Thing", "b")] {
+            fields.appendLine(Header(name: name, value: value))
+        }
+        return fields
+    }()
+
+    @Test func aTaskWithItsOwnHookGetsTheHeadAsReceivedOnEveryRun() async throws {
         let log = EventLog()
-        let server = try stubServer(.answering(status: 200, headers: ["X-Seen": "yes"]))
+        let server = try stubServer(StubTransport { request in
+            TransportResponse(url: try #require(request.urlRequest.url), statusCode: 203, headers: Self.headers)
+        })
         for _ in 0..<3 { try await Watching(server: server, log: log).send() }
-        #expect(log.events == ["200 yes", "200 yes", "200 yes"])
-        #expect(!ResponseHook.typesWithDefaultHook.contains(ObjectIdentifier(Watching.self)))
+        #expect(log.events == Array(repeating: "203 yes [\"a\", \"b\"]", count: 3))
+    }
+
+    @Test func foundationsResponseIsBuiltWhenTheHookAsksForIt() async throws {
+        let log = EventLog()
+        let server = try stubServer(StubTransport { request in
+            TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200, headers: Self.headers)
+        })
+        try await AskingFoundation(server: server, log: log).send()
+        #expect(log.events == ["200 yes /asking"])
     }
 }

@@ -46,7 +46,7 @@ struct HookedTask<Payload: Decodable & Sendable>: DownloadingTask {
         return request
     }
 
-    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws {
+    func didReceiveResponse(response: ResponseHead, data: Data) async throws {
         log.add("didReceiveResponse(\(response.statusCode))")
         if failInDidReceive { throw HookRejection() }
     }

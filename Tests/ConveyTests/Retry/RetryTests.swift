@@ -19,7 +19,7 @@ private struct RetryingTask: DownloadingTask {
         log.add("willSend")
         return request
     }
-    func didReceiveResponse(response: HTTPURLResponse, data: Data) async throws { log.add("received \(response.statusCode)") }
+    func didReceiveResponse(response: ResponseHead, data: Data) async throws { log.add("received \(response.statusCode)") }
     func didFail(with error: any Error) async { log.add(error.isCancellation ? "didFail cancelled" : "didFail") }
     func didFinish(with response: ServerResponse<Data>) async { log.add("didFinish attempt \(response.attemptNumber)") }
 }
