@@ -12,9 +12,9 @@ protocol DemoTask: DownloadingTask {
 extension DemoTask {
     var server: ConveyServer { context.server }
 
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
-        let url = request.url.map(server.configuration.redaction.maskedURL) ?? "(no URL)"
-        context.hooks.add("willSendRequest", "\(request.httpMethod ?? "GET") \(url)")
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
+        let url = server.configuration.redaction.maskedURL(request.url)
+        context.hooks.add("willSendRequest", "\(request.method) \(url)")
         return request
     }
 

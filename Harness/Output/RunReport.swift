@@ -21,12 +21,12 @@ struct RunReport: Sendable {
     /// Warnings about how the request went out, such as `--insecure`'s.
     let warnings: [String]
 
-    init(method: HTTPMethod, transport: String, sent: URLRequest?, response: ServerResponse<Data>?, error: (any Error)?,
+    init(method: HTTPMethod, transport: String, sent: OutgoingRequest?, response: ServerResponse<Data>?, error: (any Error)?,
          duration: Duration, redaction: Redaction, warnings: [String] = []) {
         let request = response?.request ?? sent
-        self.method = request?.httpMethod ?? method.rawValue
+        self.method = request?.method.rawValue ?? method.rawValue
         self.transport = transport
-        self.url = request?.url.map(redaction.maskedURL)
+        self.url = request.map { redaction.maskedURL($0.url) }
         self.requestHeaders = redaction.maskedHeaders(request?.allHTTPHeaderFields ?? [:])
         self.response = response
         self.error = error

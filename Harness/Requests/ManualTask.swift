@@ -38,9 +38,9 @@ extension ManualTask {
     var echoStyle: TaskEchoStyle { request.echoStyle }
     var configuration: TaskConfiguration? { request.timeout.map { TaskConfiguration(timeout: $0) } }
 
-    func willSendRequest(request urlRequest: URLRequest) async throws -> URLRequest {
-        request.sent.request = urlRequest
-        return urlRequest
+    func willSendRequest(request outgoing: OutgoingRequest) async throws -> OutgoingRequest {
+        request.sent.request = outgoing
+        return outgoing
     }
 }
 

@@ -1,3 +1,4 @@
+import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -6,9 +7,9 @@ import FoundationNetworking
 /// The last request a manual task really sent, kept so that a failure can still say what was sent.
 final class SentRequest: @unchecked Sendable {
     private let lock = NSLock()
-    private var stored: URLRequest?
+    private var stored: OutgoingRequest?
 
-    var request: URLRequest? {
+    var request: OutgoingRequest? {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
     }

@@ -131,16 +131,14 @@ func runBenchmarks() async throws {
         let freshCache = DataCache()
         let freshServer = await makeServer(remote: remote, cache: freshCache)
         let sample = try await fetch(freshServer, "10k.json", .skipLocal)
-        if let sampleURL = sample.request.url {
-            await freshCache.store(CachedResponse(url: sampleURL, headers: ["Cache-Control": "max-age=3600", "Content-Type": "application/json"], body: sample.data))
-        }
+        await freshCache.store(CachedResponse(url: sample.request.url, headers: ["Cache-Control": "max-age=3600", "Content-Type": "application/json"], body: sample.data))
         let pipelineHit = try await measure("pipeline memory hit (fresh entry, task.download)", count: 20_000 / scale) { _ in
             _ = try await fetch(freshServer, "10k.json", .localFirst)
         }
         print(pipelineHit.line())
         let stub = await makeServer(remote: remote, cache: nil)
         await stub.setTransport(StubTransport { request in
-            TransportResponse(url: request.urlRequest.url ?? nginxURL, headers: ["Content-Type": "application/json"], body: sample.data)
+            TransportResponse(url: request.request.url, headers: ["Content-Type": "application/json"], body: sample.data)
         })
         print(try await measure("reference: stub transport, no cache", count: 20_000 / scale) { _ in
             _ = try await fetch(stub, "10k.json", .never)

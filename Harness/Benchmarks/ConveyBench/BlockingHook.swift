@@ -17,7 +17,7 @@ struct BlockingHookGet: ServerTask {
     let server: ConveyServer
     var path: String { "1k.bin" }
 
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
         // A wait nobody signals: the thread blocks as in a synchronous read.
         _ = DispatchSemaphore(value: 0).wait(timeout: .now() + BlockingHookBench.block)
         return request

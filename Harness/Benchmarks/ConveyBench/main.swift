@@ -206,7 +206,7 @@ func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?) async throws -> [W
         // thread, the one with the fewest hand-offs.
         small.append(Client.onConveyActor("Convey · curl, on @ConveyActor") { try await SmallGet(server: overCurl).download().data.count })
         small.append(Client.pooled("CurlTransport (raw)") {
-            let response = try await curl.send(TransportRequest(urlRequest: URLRequest(url: smallURL), timeout: .seconds(30)))
+            let response = try await curl.send(TransportRequest(request: OutgoingRequest(url: smallURL), timeout: .seconds(30)))
             return try checked(response.head.makeHTTPURLResponse(), response.data.count)
         })
     }
@@ -276,13 +276,13 @@ func makeHTTPSWorkloads(_ tls: TLSServer, ceiling: URL?) async throws -> [Worklo
             $0.httpVersion = version
         }
         let transport = await server.transport
-        var request = URLRequest(url: url)
+        var request = OutgoingRequest(url: url)
         if closing { request.setValue("close", forHTTPHeaderField: "Connection") }
         var clients = [
             closing ? Client.pooled("Convey · curl") { try await ClosingGet(server: server).download().data.count }
                 : Client.pooled("Convey · curl") { try await SmallGet(server: server).download().data.count },
             Client.pooled("CurlTransport (raw)") { [request] in
-                let response = try await transport.send(TransportRequest(urlRequest: request, timeout: .seconds(30)))
+                let response = try await transport.send(TransportRequest(request: request, timeout: .seconds(30)))
                 guard response.head.statusCode == 200 else { throw BenchError.badResponse("status \(response.head.statusCode)") }
                 return response.data.count
             },

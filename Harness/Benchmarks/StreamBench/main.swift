@@ -46,7 +46,7 @@ struct GeneratedEvents: ConveyTransport {
     let eventsPerSecond: Int?
 
     func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
-        let url = request.urlRequest.url ?? URL(filePath: "/")
+        let url = request.request.url
         try sink.receive(ResponseHead(statusCode: 200, fields: ["Content-Type": "text/event-stream"], url: url))
         let started = ContinuousClock.now
         // Paced: a batch every 10 ms; unpaced: batches of about 4 KB.

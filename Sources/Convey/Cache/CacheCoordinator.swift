@@ -6,7 +6,7 @@ import FoundationNetworking
 /// What answered one attempt's request, and how the cache took part.
 struct CacheAnswer: Sendable {
     /// The request as sent, with any conditional headers the cache added; as built when nothing was sent.
-    let request: URLRequest
+    let request: OutgoingRequest
     /// The response the task sees: from the network, or replayed from the cache.
     let response: TransportResponse
     /// Where the response came from.
@@ -29,7 +29,7 @@ struct CacheCoordinator {
     /// Sends a request over the network, in the calling task (cancelling it stops the send); the
     /// flag says whether the transport follows redirects (the cache follows them itself for what
     /// it handles).
-    typealias Send = @ConveyActor @Sendable (URLRequest, Bool) async throws -> TransportResponse
+    typealias Send = @ConveyActor @Sendable (OutgoingRequest, Bool) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
@@ -65,7 +65,7 @@ struct CacheCoordinator {
 
     /// Answers `request` from the cache, the network (through `send`), or both, following the
     /// redirects of the GET and HEAD requests the cache handles, each hop through the cache.
-    func respond(to request: URLRequest, send: @escaping Send) async throws -> CacheAnswer {
+    func respond(to request: OutgoingRequest, send: @escaping Send) async throws -> CacheAnswer {
         var hopRequest = request
         var answer = try await respondOnce(to: request, send: send)
         for _ in 0..<CacheRedirect.maximumHops {
@@ -82,16 +82,17 @@ struct CacheCoordinator {
 
     /// Whether the cache handled `request` and so followed no redirect through the transport:
     /// a GET or HEAD through a cache, not one the cache leaves alone.
-    private func followsRedirects(of request: URLRequest) -> Bool {
-        let method = request.httpMethod ?? "GET"
+    private func followsRedirects(of request: OutgoingRequest) -> Bool {
+        let method = request.method.rawValue
         return cache != nil && strategy != .never && (method == "GET" || method == "HEAD") && reasonToBypass(request) == nil
     }
 
     /// One hop: `request` answered from the cache, the network, or both.
-    private func respondOnce(to request: URLRequest, send: @escaping Send) async throws -> CacheAnswer {
+    private func respondOnce(to request: OutgoingRequest, send: @escaping Send) async throws -> CacheAnswer {
         if strategy == .localOnly { return try await answerLocally(request) }
-        guard let cache, strategy != .never, let url = request.url else { return try await network(request, send) }
-        let method = request.httpMethod ?? "GET"
+        guard let cache, strategy != .never else { return try await network(request, send) }
+        let url = request.url
+        let method = request.method.rawValue
         guard method == "GET" || method == "HEAD" else {
             let answer = try await network(request, send)
             if HTTPCacheRules.isUnsafe(method), (200..<400).contains(answer.response.head.statusCode) {
@@ -121,7 +122,7 @@ struct CacheCoordinator {
         }
 
         let sending = Self.conditional(request, on: stored)
-        guard coalesces, request.httpBody == nil, request.httpBodyStream == nil else {
+        guard coalesces, request.body == nil else {
             return try await exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache, send: send)
         }
         let shared = try await cache.coalescer.run(key: coalescingKey(sending)) {
@@ -156,7 +157,7 @@ struct CacheCoordinator {
     }
 
     /// One exchange with the server for `request` (sent as `sending`), and what the cache makes of it.
-    private func exchange(_ sending: URLRequest, for request: URLRequest, url: URL, stored: CachedResponse?, key: String,
+    private func exchange(_ sending: OutgoingRequest, for request: OutgoingRequest, url: URL, stored: CachedResponse?, key: String,
                           partition: CredentialPartition, cache: DataCache, send: Send) async throws -> CacheAnswer {
         let requestControl = HTTPCacheRules.requestControl(request)
         let requestedAt = cache.clock.now()
@@ -193,7 +194,7 @@ struct CacheCoordinator {
             return CacheAnswer(request: sending, response: replay(refreshed, url: url, at: receivedAt), status: .revalidated, received: sent)
         }
 
-        let method = HTTPMethod(rawValue: request.httpMethod ?? "GET")
+        let method = request.method
         if HTTPCacheRules.reasonNotToStore(request: request, head: head, requestControl: requestControl) == nil {
             await cache.storeVariantInBackground(CachedResponse(
                 key: key, statusCode: head.statusCode, fields: HTTPCacheRules.storedFields(of: head.fields),
@@ -218,7 +219,7 @@ struct CacheCoordinator {
 
     /// RFC 5861 §3: refreshes `stored` with a request of its own, once per key however many
     /// callers ask, echoed and recorded as a `.backgroundRefresh` exchange.
-    private func refreshInBackground(_ stored: CachedResponse, request: URLRequest, url: URL, key: String, partition: CredentialPartition,
+    private func refreshInBackground(_ stored: CachedResponse, request: OutgoingRequest, url: URL, key: String, partition: CredentialPartition,
                                      cache: DataCache, send: @escaping Send) {
         let sending = Self.conditional(request, on: stored)
         cache.coalescer.startDetached(key: "refresh " + key) {
@@ -237,14 +238,13 @@ struct CacheCoordinator {
     }
 
     /// `.localOnly` and `only-if-cached`: a usable stored response, or `ConveyError.cache` saying why there is none.
-    private func answerLocally(_ request: URLRequest) async throws -> CacheAnswer {
+    private func answerLocally(_ request: OutgoingRequest) async throws -> CacheAnswer {
         let url = request.url
         func notCached(_ reason: String) -> ConveyError {
             ConveyError.cache(CacheFailure(kind: .notCached, url: url, reason: reason))
         }
         guard let cache else { throw notCached("the server has no cache (ServerConfiguration.cache is nil)") }
-        guard let url else { throw notCached("the request has no URL") }
-        let method = request.httpMethod ?? "GET"
+        let method = request.method.rawValue
         guard method == "GET" || method == "HEAD" else { throw notCached("only GET and HEAD responses are cached, not \(method)") }
         if let reason = reasonToBypass(request) { throw notCached(reason) }
         let partition = cache.partition(of: request, credentials: credentials)
@@ -268,7 +268,7 @@ struct CacheCoordinator {
     }
 
     /// Why a GET or HEAD request is neither read from nor written to the cache, or `nil` when it is.
-    private func reasonToBypass(_ request: URLRequest) -> String? {
+    private func reasonToBypass(_ request: OutgoingRequest) -> String? {
         if !cachesAuthorizedResponses, let credential = credentialCarried(by: request) {
             return "the request carries credentials (\(credential)) and the task's cachesAuthorizedResponses is false"
         }
@@ -280,7 +280,7 @@ struct CacheCoordinator {
         return nil
     }
 
-    private func network(_ request: URLRequest, _ send: Send) async throws -> CacheAnswer {
+    private func network(_ request: OutgoingRequest, _ send: Send) async throws -> CacheAnswer {
         CacheAnswer(request: request, response: try await send(request, true), status: .network)
     }
 
@@ -289,7 +289,7 @@ struct CacheCoordinator {
     }
 
     /// `request` with the validators of `stored` as `If-None-Match` / `If-Modified-Since`.
-    private static func conditional(_ request: URLRequest, on stored: CachedResponse?) -> URLRequest {
+    private static func conditional(_ request: OutgoingRequest, on stored: CachedResponse?) -> OutgoingRequest {
         var sending = request
         if let stored, stored.hasValidator {
             if let tag = stored.eTag { sending.setValue(tag, forHTTPHeaderField: "If-None-Match") }
@@ -299,20 +299,20 @@ struct CacheCoordinator {
     }
 
     /// The name of a credential `request` carries (a header name, or "URL user info"), or `nil`.
-    private func credentialCarried(by request: URLRequest) -> String? {
-        if let name = request.allHTTPHeaderFields?.keys.sorted().first(where: { CrossOriginCredentials.isCredential($0, credentials) }) {
+    private func credentialCarried(by request: OutgoingRequest) -> String? {
+        if let name = request.allHTTPHeaderFields.keys.sorted().first(where: { CrossOriginCredentials.isCredential($0, credentials) }) {
             return name
         }
-        return request.url?.user != nil || request.url?.password != nil ? "URL user info" : nil
+        return request.url.user != nil || request.url.password != nil ? "URL user info" : nil
     }
 
     /// Identical requests under the same rules share an exchange: same method, URL (user info
     /// included) and header fields (so the same cache key, credentials and every value a `Vary`
     /// could name), and the same server, size limit and timeout, so each caller's own limits hold.
-    private func coalescingKey(_ request: URLRequest) -> String {
+    private func coalescingKey(_ request: OutgoingRequest) -> String {
         var key = "\(exchangeRules.server) \(exchangeRules.limit.map(String.init) ?? "no limit") \(exchangeRules.timeout)\n"
-            + (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
+            + request.method.rawValue + " " + request.url.absoluteString
+        for (name, value) in request.allHTTPHeaderFields.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
             key += "\n" + name.lowercased() + ": " + value
         }
         return key

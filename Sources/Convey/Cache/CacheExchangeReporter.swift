@@ -7,7 +7,7 @@ import FoundationNetworking
 /// representation, a stale-while-revalidate refresh — in echo and recordings like any attempt;
 /// a background refresh also reaches the server's `didFinish(task:response:error:)`.
 struct CacheExchangeReporter: Sendable {
-    private let deliver: @ConveyActor @Sendable (URLRequest, Result<TransportResponse, any Error>, CacheStatus, Date, Duration) async -> Void
+    private let deliver: @ConveyActor @Sendable (OutgoingRequest, Result<TransportResponse, any Error>, CacheStatus, Date, Duration) async -> Void
 
     /// A reporter for exchanges made on behalf of `task` against `server`.
     init<Task: DownloadingTask>(task: Task, server: ConveyServer) {
@@ -27,7 +27,7 @@ struct CacheExchangeReporter: Sendable {
 
     /// Echoes, records and (for a background refresh) hands to the server's hook one exchange.
     @ConveyActor
-    func report(_ request: URLRequest, _ result: Result<TransportResponse, any Error>, status: CacheStatus, startedAt: Date, until end: Date) async {
+    func report(_ request: OutgoingRequest, _ result: Result<TransportResponse, any Error>, status: CacheStatus, startedAt: Date, until end: Date) async {
         let duration = Duration.milliseconds(Int64(max(0, end.timeIntervalSince(startedAt)) * 1000))
         await deliver(request, result, status, startedAt, duration)
     }

@@ -18,9 +18,9 @@ enum CacheRedirect {
 
     /// The request for the next hop after `head` answered `request`, or `nil` when `head` is final;
     /// `credentials` names the credential fields beyond the standard ones.
-    static func next(after head: ResponseHead, request: URLRequest, credentials: Redaction = .standard) -> URLRequest? {
+    static func next(after head: ResponseHead, request: OutgoingRequest, credentials: Redaction = .standard) -> OutgoingRequest? {
         guard followedStatuses.contains(head.statusCode), let location = head.fields.first(named: "Location"),
-              let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
+              case let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
               let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https", target.host != nil
         else { return nil }
         var next = request

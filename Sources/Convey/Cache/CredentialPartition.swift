@@ -20,13 +20,13 @@ struct CredentialPartition: Sendable, Hashable {
     static let anonymous = CredentialPartition(tag: nil)
 
     /// The partition of `request`, with `credentials` naming the credential headers beyond the standard ones.
-    init(of request: URLRequest, credentials: Redaction, key: [UInt8]) {
+    init(of request: OutgoingRequest, credentials: Redaction, key: [UInt8]) {
         var material: [UInt8] = []
-        let fields = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key.lowercased() < $1.key.lowercased() }
+        let fields = request.allHTTPHeaderFields.sorted { $0.key.lowercased() < $1.key.lowercased() }
         for (name, value) in fields where CrossOriginCredentials.isCredential(name, credentials) {
             material += Array("\(name.lowercased()): \(value)\n".utf8)
         }
-        if let url = request.url, url.user != nil || url.password != nil,
+        if case let url = request.url, url.user != nil || url.password != nil,
            let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
            components.percentEncodedUser != nil || components.percentEncodedPassword != nil {
             material += Array("userinfo: \(components.percentEncodedUser ?? ""):\(components.percentEncodedPassword ?? "")\n".utf8)

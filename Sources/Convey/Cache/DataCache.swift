@@ -139,7 +139,7 @@ public actor DataCache {
 
     /// The credential partition `request` belongs to, with `credentials` naming credential headers
     /// beyond the standard ones.
-    nonisolated func partition(of request: URLRequest, credentials: Redaction) -> CredentialPartition {
+    nonisolated func partition(of request: OutgoingRequest, credentials: Redaction) -> CredentialPartition {
         CredentialPartition(of: request, credentials: credentials, key: partitionKey)
     }
 
@@ -192,7 +192,7 @@ public actor DataCache {
 
     /// The stored response for `key` that answers `request` in `partition`: the newest variant
     /// when it matches, else the variant stored for the request's `Vary` values (RFC 9111 §4.1), or `nil`.
-    nonisolated func matchingEntry(forKey key: String, request: URLRequest, in partition: CredentialPartition) async -> CachedResponse? {
+    nonisolated func matchingEntry(forKey key: String, request: OutgoingRequest, in partition: CredentialPartition) async -> CachedResponse? {
         let primary = await entry(forKey: key)
         if let primary, HTTPCacheRules.mismatch(of: primary, with: request, in: partition) == nil { return primary }
         var candidates = await variantKeys(of: key)

@@ -30,7 +30,7 @@ enum HTTPCacheRules {
     private static let caseInsensitiveVaryHeaders: Set<String> = ["accept", "accept-charset", "accept-encoding", "accept-language"]
 
     /// The cache directives of a request: its `Cache-Control`, or `Pragma: no-cache` when it has none.
-    static func requestControl(_ request: URLRequest) -> CacheControl {
+    static func requestControl(_ request: OutgoingRequest) -> CacheControl {
         if let field = request.value(forHTTPHeaderField: "Cache-Control") { return CacheControl(field) }
         var control = CacheControl(nil)
         control.noCache = request.value(forHTTPHeaderField: "Pragma")?.lowercased().contains("no-cache") ?? false
@@ -38,7 +38,7 @@ enum HTTPCacheRules {
     }
 
     /// Why a response to `request` may not be stored, or `nil` when it may (RFC 9111 §3).
-    static func reasonNotToStore(request: URLRequest, head: ResponseHead, requestControl: CacheControl) -> String? {
+    static func reasonNotToStore(request: OutgoingRequest, head: ResponseHead, requestControl: CacheControl) -> String? {
         let control = CacheControl(head.fields["Cache-Control"])
         let status = head.statusCode
         // §5.2.2.3: must-understand with an understood status wins over no-store.
@@ -49,14 +49,14 @@ enum HTTPCacheRules {
         let explicitFreshness = control.maxAge != nil || head.fields.contains(named: "Expires") || control.explicitlyCacheable
         if !heuristicallyCacheableStatuses.contains(status), !explicitFreshness { return "status \(status) without explicit freshness" }
         if let vary = head.fields["Vary"], vary.contains("*") { return "Vary: *" }
-        if let requested = request.url, CacheKey.key(for: requested, method: .get) != CacheKey.key(for: head.url, method: .get) {
+        if CacheKey.key(for: request.url, method: .get) != CacheKey.key(for: head.url, method: .get) {
             return "the response came through a redirect"
         }
         return nil
     }
 
     /// The request header values a response's `Vary` names, normalised, to store beside it.
-    static func varyingHeaders(vary: String?, request: URLRequest) -> [CachedResponse.VaryingHeader] {
+    static func varyingHeaders(vary: String?, request: OutgoingRequest) -> [CachedResponse.VaryingHeader] {
         guard let vary else { return [] }
         let names = Set(vary.split(separator: ",").map { String($0).trimmingASCIIWhitespace().lowercased() }.filter { !$0.isEmpty })
         return names.sorted().map { name in
@@ -80,7 +80,7 @@ enum HTTPCacheRules {
     /// Why a stored response does not answer `request`, or `nil` when it does: every header its
     /// `Vary` named must have the same normalised value, and the request must be in the partition
     /// the response was stored for (its key already says so; this checks the entry itself).
-    static func mismatch(of entry: CachedResponse, with request: URLRequest, in partition: CredentialPartition) -> String? {
+    static func mismatch(of entry: CachedResponse, with request: OutgoingRequest, in partition: CredentialPartition) -> String? {
         for varying in entry.varyingRequestHeaders
         where request.value(forHTTPHeaderField: varying.name).map({ normalisedVaryValue($0, name: varying.name) }) != varying.value {
             return "the stored response varies on \(varying.name) and this request's value differs"
@@ -92,7 +92,7 @@ enum HTTPCacheRules {
     }
 
     /// The request's values for the headers `entry` varies on, to find the variant stored for them.
-    static func requestVariant(of entry: CachedResponse, for request: URLRequest) -> [CachedResponse.VaryingHeader] {
+    static func requestVariant(of entry: CachedResponse, for request: OutgoingRequest) -> [CachedResponse.VaryingHeader] {
         entry.varyingRequestHeaders.map { varying in
             CachedResponse.VaryingHeader(name: varying.name, value: request.value(forHTTPHeaderField: varying.name)
                 .map { normalisedVaryValue($0, name: varying.name) })

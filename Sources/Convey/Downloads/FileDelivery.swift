@@ -27,7 +27,7 @@ struct FileDelivery: ResponseDelivery {
         self.progress = progress
     }
 
-    func prepare(_ request: inout URLRequest) {
+    func prepare(_ request: inout OutgoingRequest) {
         // Ranges are byte ranges of the representation as sent: ask for it unencoded.
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         attempt.release()
@@ -55,7 +55,7 @@ struct FileDelivery: ResponseDelivery {
         attempt.resumePoint = point
     }
 
-    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         guard let claimed = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
         let claim = try claimed.get()
         let body = FileBody(claim: claim, resumePoint: attempt.resumePoint, status: status, progress: progress)

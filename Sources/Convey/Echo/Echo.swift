@@ -26,7 +26,7 @@ struct AttemptRecord: Sendable {
 @ConveyActor
 enum Echo {
     /// Echoes and records one finished attempt, as the task's style asks.
-    static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: URLRequest?,
+    static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: OutgoingRequest?,
                                            exchange: ServerResponse<Data>?, error: (any Error)?,
                                            attemptNumber: Int, duration: Duration) {
         let style = task.configuration?.echoStyle ?? task.echoStyle(for: exchange?.data)
@@ -35,8 +35,8 @@ enum Echo {
         guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
         let record = AttemptRecord(
-            method: sentRequest?.httpMethod ?? task.method.rawValue, url: sentRequest?.url,
-            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.httpBody,
+            method: sentRequest?.method.rawValue ?? task.method.rawValue, url: sentRequest?.url,
+            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.body,
             statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? Headers(),
             responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,

@@ -20,8 +20,8 @@ enum FieldValidation {
     }
 
     /// Checks every field of a request, such as the one `willSendRequest` returned.
-    static func check(_ request: URLRequest, source: HeaderFieldFailure.Source) throws(ConveyError) {
-        for (name, value) in request.allHTTPHeaderFields ?? [:] { try check(name: name, value: value, source: source) }
+    static func check(_ request: OutgoingRequest, source: HeaderFieldFailure.Source) throws(ConveyError) {
+        try check(request.fields, source: source)
     }
 
     /// Why a field cannot be sent, or `nil` when it can.

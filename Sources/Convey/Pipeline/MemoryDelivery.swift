@@ -9,7 +9,7 @@ import FoundationNetworking
 struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
 
-    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let limit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
         let coordinator = CacheCoordinator(task: task, server: server)

@@ -28,7 +28,7 @@ enum RequestBuilder {
     }
 
     /// The request for one attempt, before `willSendRequest`.
-    static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?) async throws -> URLRequest {
+    static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?) async throws -> OutgoingRequest {
         guard let remote = server.remote else { throw ConveyError.noRemote(server: server.name) }
         let url = try url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
         let method = task.method
@@ -56,12 +56,8 @@ enum RequestBuilder {
         try FieldValidation.check(taskHeaders, source: .taskHeaders)
         headers.append(contentsOf: taskHeaders)
 
-        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                 timeoutInterval: timeout(for: task, server: server).timeInterval)
-        if method != .get { request.httpMethod = method.rawValue }
-        // One assignment: on Linux each `setValue(_:forHTTPHeaderField:)` rescans and renormalises every field.
-        request.allHTTPHeaderFields = headers.combined
-        if case .data(let data) = body?.content { request.httpBody = data }
+        var request = OutgoingRequest(method: method, url: url, fields: headers)
+        if case .data(let data) = body?.content { request.body = data }
         return request
     }
 
@@ -69,9 +65,10 @@ enum RequestBuilder {
     /// it has an `Authorization` of its own, which wins) and taken out of the URL, so that every
     /// transport sends the same request and the URL carries no credential into logs, records or
     /// cache keys. A URL without userinfo is left as it is.
-    static func movingUserInfoToAuthorization(_ request: URLRequest) -> URLRequest {
+    static func movingUserInfoToAuthorization(_ request: OutgoingRequest) -> OutgoingRequest {
         // Most URLs carry no user info: skip parsing them again on every request.
-        guard let url = request.url, url.user != nil || url.password != nil,
+        let url = request.url
+        guard url.user != nil || url.password != nil,
               var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
               components.percentEncodedUser != nil || components.percentEncodedPassword != nil else { return request }
         let credential = "\(components.user ?? ""):\(components.password ?? "")"

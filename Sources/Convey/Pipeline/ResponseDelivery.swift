@@ -16,14 +16,14 @@ protocol ResponseDelivery: Sendable {
     var totalTimeout: Duration? { get }
 
     /// Adjusts an attempt's request before `willSendRequest` sees it (a download's `Range`).
-    func prepare(_ request: inout URLRequest)
+    func prepare(_ request: inout OutgoingRequest)
 
     /// Sends `request` through `send`, giving it a sink, and returns the response once the
     /// delivery has what validation needs: the head, and the body when it is kept in memory.
     /// `status` is the run's decision, which the runner applies; the delivery only reads it to
     /// keep an error body in memory instead of delivering it.
     /// It runs in the attempt's exchange task: cancelling that task stops it.
-    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange
+    func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange
 
     /// Turns a validated response into the run's payload, or throws when the delivery cannot
     /// take it (an event stream of another `Content-Type`): a failure of the run like any other.
@@ -39,7 +39,7 @@ protocol ResponseDelivery: Sendable {
 }
 
 /// Sends one request into a sink, with the attempt's timeouts, in the calling task.
-typealias DeliverySend = @ConveyActor (URLRequest, any ResponseBodySink, SendOptions) async throws -> ExchangeMetrics
+typealias DeliverySend = @ConveyActor (OutgoingRequest, any ResponseBodySink, SendOptions) async throws -> ExchangeMetrics
 
 /// How one send is made: whether the transport follows redirects, and how it reads the body.
 struct SendOptions: Sendable {
@@ -52,7 +52,7 @@ struct SendOptions: Sendable {
 /// What one exchange gave the pipeline, before validation.
 struct DeliveredExchange: Sendable {
     /// The request as sent (with any headers the cache or the delivery added).
-    var request: URLRequest
+    var request: OutgoingRequest
     /// The final response's head.
     var head: ResponseHead
     /// The body held in memory: all of it for ordinary tasks, the start of an error body otherwise.
@@ -65,7 +65,7 @@ struct DeliveredExchange: Sendable {
 
 extension ResponseDelivery {
     var totalTimeout: Duration? { nil }
-    func prepare(_ request: inout URLRequest) {}
+    func prepare(_ request: inout OutgoingRequest) {}
     func callDidFinish(_ response: ServerResponse<Output>) async {}
     func abandon() {}
 }

@@ -38,7 +38,7 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     /// The response body as received (after transfer decompression).
     public let data: Data
     /// The request as really sent, after `willSendRequest`.
-    public let request: URLRequest
+    public let request: OutgoingRequest
     /// The status line and header fields as received, repeats kept.
     public let head: ResponseHead
     /// When the attempt that produced this response started.
@@ -54,7 +54,7 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     public internal(set) var metrics = ExchangeMetrics()
 
     /// Creates a response; the pipeline does this for you.
-    public init(payload: Payload, data: Data, request: URLRequest, head: ResponseHead,
+    public init(payload: Payload, data: Data, request: OutgoingRequest, head: ResponseHead,
                 startedAt: Date, duration: Duration, attemptNumber: Int) {
         self.payload = payload
         self.data = data
@@ -66,7 +66,7 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     }
 
     /// Creates a response from a Foundation response; the pipeline does this for you.
-    public init(payload: Payload, data: Data, request: URLRequest, httpResponse: HTTPURLResponse,
+    public init(payload: Payload, data: Data, request: OutgoingRequest, httpResponse: HTTPURLResponse,
                 startedAt: Date, duration: Duration, attemptNumber: Int) {
         self.init(payload: payload, data: data, request: request, head: ResponseHead(httpResponse, url: request.url),
                   startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)

@@ -27,7 +27,7 @@ struct TaskRunner<T: DownloadingTask> {
     /// The outcome of one attempt, with whatever of the exchange completed.
     private struct Attempt<Output: Sendable> {
         let number: Int
-        var request: URLRequest?
+        var request: OutgoingRequest?
         var exchange: ServerResponse<Data>?
         var elapsed: Duration = .zero
         var result: Result<ServerResponse<Output>, any Error>
@@ -145,7 +145,7 @@ struct TaskRunner<T: DownloadingTask> {
                 received = try await run.exchange(to: request.url) { [task, request, bodyFile] in
                     try await delivery.exchange(request, status: status) { sending, sink, options in
                         var exchange = TransportRequest(
-                            urlRequest: sending, bodyFile: bodyFile, timeout: timeout,
+                            request: sending, bodyFile: bodyFile, timeout: timeout,
                             allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
                             progress: progress)
                         exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
@@ -170,7 +170,7 @@ struct TaskRunner<T: DownloadingTask> {
             try await task.didReceiveResponse(response: received.head, data: received.data)
             if status.throwsError(forStatus: received.head.statusCode) {
                 throw HTTPError(statusCode: received.head.statusCode, body: received.data, headers: received.head.fields.combined,
-                                url: request.url, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"))
+                                url: request.url, method: request.method)
             }
 
             // Payload: decoded off the actor, a finished file, or a stream (which keeps the run's deadline).

@@ -37,14 +37,14 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         self.bufferSize = bufferSize
     }
 
-    func prepare(_ request: inout URLRequest) {
+    func prepare(_ request: inout OutgoingRequest) {
         for (name, value) in defaultHeaders where request.value(forHTTPHeaderField: name) == nil {
             request.setValue(value, forHTTPHeaderField: name)
         }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     }
 
-    func exchange(_ request: URLRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
+    func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
         let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
                                       capacity: bufferSize) { sink in

@@ -74,7 +74,7 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     func echoStyle(for data: Data?) -> TaskEchoStyle
 
     /// Called before each attempt is sent; the returned request is the one really sent.
-    func willSendRequest(request: URLRequest) async throws -> URLRequest
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest
     /// Called when a response arrives, before its status is checked and its body decoded, with
     /// its head as received (status, fields in order, final URL; `response.httpURLResponse` is
     /// Foundation's form) and the body held in memory (empty for a file or a stream).
@@ -120,7 +120,7 @@ extension DownloadingTask {
     public var cachesAuthorizedResponses: Bool { true }
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
-    public func willSendRequest(request: URLRequest) async throws -> URLRequest { request }
+    public func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest { request }
     public func didReceiveResponse(response: ResponseHead, data: Data) async throws {}
     public func didFail(with error: any Error) async {}
     public func didFinish(with response: ServerResponse<DownloadPayload>) async {}

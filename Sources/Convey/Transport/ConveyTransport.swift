@@ -28,7 +28,7 @@ extension ConveyTransport {
     /// Performs one exchange and collects the whole response in memory, with no size limit:
     /// for tools and tests. The pipeline uses `send(_:into:)` with a limit.
     public nonisolated(nonsending) func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let sink = InMemoryBody(limit: nil, url: request.urlRequest.url)
+        let sink = InMemoryBody(limit: nil, url: request.request.url)
         let metrics = try await send(request, into: sink)
         return try sink.response(metrics: metrics)
     }
@@ -36,8 +36,8 @@ extension ConveyTransport {
 
 /// One exchange for a transport to perform.
 public struct TransportRequest: Sendable {
-    /// The request as it goes on the wire. Small bodies travel in `httpBody`.
-    public var urlRequest: URLRequest
+    /// The request as it goes on the wire: method, URL, fields in order, and a body held in memory.
+    public var request: OutgoingRequest
     /// A file whose contents are the body, streamed from disk instead of `httpBody`.
     public var bodyFile: URL?
     /// How long the exchange may wait for data before failing with a timeout.
@@ -68,11 +68,14 @@ public struct TransportRequest: Sendable {
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }
 
+    /// Foundation's form of `request`, built on each access: for transports built on URLSession.
+    public var urlRequest: URLRequest { request.urlRequest }
+
     /// Creates a request for a transport.
-    public init(urlRequest: URLRequest, bodyFile: URL? = nil, timeout: Duration,
+    public init(request: OutgoingRequest, bodyFile: URL? = nil, timeout: Duration,
                 allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true,
                 progress: (@Sendable (TransferProgress) -> Void)? = nil) {
-        self.urlRequest = urlRequest
+        self.request = request
         self.bodyFile = bodyFile
         self.timeout = timeout
         self.allowsExpensiveNetworkAccess = allowsExpensiveNetworkAccess

@@ -33,6 +33,15 @@ enum CrossOriginCredentials {
         }
     }
 
+    /// Removes the credential header fields (`isCredential`) from `request` when it goes from
+    /// `source` to another origin.
+    static func drop(from request: inout OutgoingRequest, goingFrom source: URL, credentials: Redaction) {
+        guard !sameOrigin(source, request.url) else { return }
+        for name in Set(request.fields.map(\.name)) where isCredential(name, credentials) {
+            request.fields.remove(named: name)
+        }
+    }
+
     private static func effectivePort(_ url: URL) -> Int? {
         url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }

@@ -153,7 +153,7 @@ struct CacheFreshnessTests {
         let cache = DataCache(clock: clock.cacheClock)
         let server = try stubServer(StubTransport { request in
             if origin.count > 0 { try await refreshGate.wait() }
-            return try await answering.send(TransportRequest(urlRequest: request.urlRequest, timeout: request.timeout))
+            return try await answering.send(TransportRequest(request: request.request, timeout: request.timeout))
         }) {
             $0.cache = cache
             $0.echoSink = echo

@@ -26,7 +26,7 @@ struct CacheRedirectTests {
         let server = try cachingStubServer(origin)
         let first = try await CacheProbeTask(server: server, path: "old").download()
         #expect(first.stringResult == "new")
-        #expect(first.request.url?.path == "/new")
+        #expect(first.request.url.path == "/new")
         #expect(origin.requests.map { $0.url?.path } == ["/old", "/new"])
         let second = try await CacheProbeTask(server: server, path: "old").download()
         #expect(second.cacheStatus == .hit)
@@ -49,7 +49,7 @@ struct CacheRedirectTests {
     }
 
     @Test func credentialsAreNotCarriedToAnotherOrigin() throws {
-        var request = URLRequest(url: try testURL("https://a.example/x"))
+        var request = OutgoingRequest(url: try testURL("https://a.example/x"))
         request.setValue("Bearer t", forHTTPHeaderField: "Authorization")
         request.setValue("c=1", forHTTPHeaderField: "Cookie")
         request.setValue("k", forHTTPHeaderField: "X-API-Key")
@@ -57,7 +57,7 @@ struct CacheRedirectTests {
         request.setValue("kept", forHTTPHeaderField: "X-Other")
         let sameOrigin = ResponseHead(statusCode: 301, fields: ["Location": "/y"], url: try testURL("https://a.example/x"))
         let kept = try #require(CacheRedirect.next(after: sameOrigin, request: request))
-        #expect(kept.url?.absoluteString == "https://a.example/y")
+        #expect(kept.url.absoluteString == "https://a.example/y")
         #expect(kept.value(forHTTPHeaderField: "Authorization") == "Bearer t")
         #expect(kept.value(forHTTPHeaderField: "X-API-Key") == "k")
         let elsewhere = ResponseHead(statusCode: 308, fields: ["Location": "https://b.example/y"], url: try testURL("https://a.example/x"))

@@ -38,7 +38,7 @@ struct CacheProbeTask: ServerTask {
         get async throws { requestHeaders }
     }
 
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
         events?.add("willSendRequest")
         return request
     }

@@ -25,7 +25,7 @@ struct CacheWireTests {
         let tag = try #require(first.header("ETag"))
         #expect(tag.hasPrefix("\""))
         #expect(first.cacheStatus == .network)
-        #expect(await cache.eTags.eTag(for: try #require(first.request.url)) == tag)
+        #expect(await cache.eTags.eTag(for: first.request.url) == tag)
 
         let second = try await CacheProbeTask(server: server, path: "hello.txt").download()
         #expect(second.cacheStatus == .revalidated)
@@ -38,7 +38,7 @@ struct CacheWireTests {
         let cache = DataCache()
         let server = try nginx(cache: cache)
         let first = try await CacheProbeTask(server: server, path: "hello.txt").download()
-        let url = try #require(first.request.url)
+        let url = first.request.url
         await cache.eTags.removeValidators(for: url)
         #expect(await cache.eTags.eTag(for: url) == nil)
         #expect(await cache.eTags.lastModified(for: url) == nil)
@@ -144,7 +144,7 @@ struct CacheWireTests {
         let second = try await CacheProbeTask(server: server, path: "response-headers", queryParameters: parameters).download()
         #expect(second.cacheStatus == .network)
         #expect(second.request.value(forHTTPHeaderField: "If-None-Match") == nil)
-        #expect(await cache.response(for: try #require(first.request.url)) == nil)
+        #expect(await cache.response(for: first.request.url) == nil)
     }
 
     @Test func httpbinNoCacheRevalidatesEveryTime() async throws {
@@ -175,7 +175,7 @@ struct CacheWireTests {
         let server = try httpbin(cache: cache)
         let first = try await CacheProbeTask(server: server, path: "redirect-to", queryParameters: ["url": "/cache/60"]).download()
         #expect(first.statusCode == 200)
-        let target = try #require(first.request.url)
+        let target = first.request.url
         #expect(target.path == "/cache/60")
         #expect(await cache.response(for: target) != nil)
         let redirecting = try testURL(try TestServers.httpbin().urlString(forPath: "redirect-to") + "?url=%2Fcache%2F60")
@@ -193,7 +193,7 @@ struct CacheWireTests {
         let run = UUID().uuidString
         let first = try await CacheProbeTask(server: server, path: "counted-permanent", queryParameters: ["run": run]).download()
         #expect(first.stringResult == "Hello from nginx\n")
-        #expect(first.request.url?.path == "/hello.txt")
+        #expect(first.request.url.path == "/hello.txt")
         let second = try await CacheProbeTask(server: server, path: "counted-permanent", queryParameters: ["run": run]).download()
         #expect(second.stringResult == "Hello from nginx\n")
         #expect(second.cacheStatus == .revalidated)
@@ -310,7 +310,7 @@ struct CacheWireTests {
         #expect(try nginxCount(run) == 1 + refreshes)
         #expect(echo.text.components(separatedBy: "304 Not Modified").count - 1 == refreshes)
         // The 304 refreshed the stored entry: it now counts from the refresh.
-        let url = try #require(first.request.url)
+        let url = first.request.url
         let refreshed = try #require(await cache.response(for: url))
         #expect(refreshed.receivedAt == clock.now)
     }

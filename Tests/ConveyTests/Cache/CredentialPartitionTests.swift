@@ -87,7 +87,7 @@ struct CredentialPartitionTests {
         let cache = DataCache()
         let server = try stubServer(StubTransport { request in
             try await gate.wait()
-            return try await inner.send(TransportRequest(urlRequest: request.urlRequest, timeout: request.timeout))
+            return try await inner.send(TransportRequest(request: request.request, timeout: request.timeout))
         }) { $0.cache = cache }
         let users = ["alice", "bob", "alice", "bob"]
         let runs = users.map { user in
@@ -172,7 +172,7 @@ struct CredentialPartitionTests {
 
     @Test func theTagIsAKeyedHashOfTheCredentialsOnly() throws {
         let url = try testURL("https://stub.example/me")
-        var request = URLRequest(url: url)
+        var request = OutgoingRequest(url: url)
         request.setValue("s=alice", forHTTPHeaderField: "Cookie")
         request.setValue("en", forHTTPHeaderField: "Accept-Language")
         let key = CachePartitionKey.random()
@@ -183,6 +183,6 @@ struct CredentialPartitionTests {
         otherLanguage.setValue("fr", forHTTPHeaderField: "Accept-Language")
         #expect(CredentialPartition(of: otherLanguage, credentials: .none, key: key).tag == tag)
         #expect(CredentialPartition(of: request, credentials: .none, key: CachePartitionKey.random()).tag != tag)
-        #expect(CredentialPartition(of: URLRequest(url: url), credentials: .none, key: key) == .anonymous)
+        #expect(CredentialPartition(of: OutgoingRequest(url: url), credentials: .none, key: key) == .anonymous)
     }
 }

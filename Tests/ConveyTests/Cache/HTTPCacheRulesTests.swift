@@ -83,8 +83,8 @@ struct HTTPCacheRulesTests {
     }
 
     @Test func storabilityFollowsStatusAndDirectives() throws {
-        let request = URLRequest(url: url)
-        func reason(_ status: Int, _ headers: [String: String], request: URLRequest = URLRequest(url: url)) throws -> String? {
+        let request = OutgoingRequest(url: url)
+        func reason(_ status: Int, _ headers: [String: String], request: OutgoingRequest = OutgoingRequest(url: url)) throws -> String? {
             HTTPCacheRules.reasonNotToStore(request: request, head: ResponseHead(statusCode: status, fields: Headers(headers), url: url),
                                             requestControl: HTTPCacheRules.requestControl(request))
         }
@@ -102,13 +102,13 @@ struct HTTPCacheRulesTests {
 
     @Test func aResponseFromARedirectIsNotStoredUnderTheOriginalURL() throws {
         let redirected = ResponseHead(statusCode: 200, url: try testURL("https://example.com/elsewhere"))
-        let request = URLRequest(url: url)
+        let request = OutgoingRequest(url: url)
         #expect(HTTPCacheRules.reasonNotToStore(request: request, head: redirected, requestControl: CacheControl(nil))
                 == "the response came through a redirect")
     }
 
     @Test func varyStoresTheNamedRequestHeadersAndMatchesOnlyTheSameValues() {
-        var english = URLRequest(url: url)
+        var english = OutgoingRequest(url: url)
         english.setValue("en", forHTTPHeaderField: "Accept-Language")
         let varying = HTTPCacheRules.varyingHeaders(vary: "Accept-Language, X-Missing", request: english)
         #expect(varying == [.init(name: "accept-language", value: "en"), .init(name: "x-missing", value: nil)])
@@ -124,7 +124,7 @@ struct HTTPCacheRulesTests {
 
     @Test func aStoredResponseWithCredentialsMatchesOnlyItsOwnPartition() {
         let key = CachePartitionKey.random()
-        var alice = URLRequest(url: url)
+        var alice = OutgoingRequest(url: url)
         alice.setValue("Bearer alice", forHTTPHeaderField: "Authorization")
         let alicePartition = CredentialPartition(of: alice, credentials: .standard, key: key)
         let stored = CachedResponse(key: url.absoluteString, statusCode: 200, fields: [:], body: Data(), requestedAt: Date(), receivedAt: Date(),
@@ -134,7 +134,7 @@ struct HTTPCacheRulesTests {
         bob.setValue("Bearer bob", forHTTPHeaderField: "Authorization")
         #expect(HTTPCacheRules.mismatch(of: stored, with: bob, in: CredentialPartition(of: bob, credentials: .standard, key: key))
                 == "the stored response belongs to other credentials")
-        #expect(HTTPCacheRules.mismatch(of: stored, with: URLRequest(url: url), in: .anonymous) == "the stored response belongs to other credentials")
+        #expect(HTTPCacheRules.mismatch(of: stored, with: OutgoingRequest(url: url), in: .anonymous) == "the stored response belongs to other credentials")
     }
 
     @Test func setCookieIsNeverStored() {

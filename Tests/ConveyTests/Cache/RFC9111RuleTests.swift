@@ -113,7 +113,7 @@ struct RFC9111RuleTests {
 
     @Test func rfc9111_5_2_2_3_mustUnderstandStoresAnUnderstoodStatusDespiteNoStore() {
         let control = CacheControl(nil)
-        let request = URLRequest(url: url)
+        let request = OutgoingRequest(url: url)
         #expect(HTTPCacheRules.reasonNotToStore(request: request, head: head(200, ["Cache-Control": "must-understand, no-store, max-age=60"]),
                                                 requestControl: control) == nil)
         #expect(HTTPCacheRules.reasonNotToStore(request: request, head: head(299, ["Cache-Control": "must-understand, no-store, max-age=60"]),
@@ -132,7 +132,7 @@ struct RFC9111RuleTests {
 
     @Test func rfc9111_5_2_2_7_qualifiedPrivateIsStorableByAPrivateCache() {
         let fields: Headers = ["Cache-Control": #"private="X-User""#, "X-User": "u"]
-        #expect(HTTPCacheRules.reasonNotToStore(request: URLRequest(url: url), head: head(302, fields), requestControl: CacheControl(nil)) == nil)
+        #expect(HTTPCacheRules.reasonNotToStore(request: OutgoingRequest(url: url), head: head(302, fields), requestControl: CacheControl(nil)) == nil)
         #expect(HTTPCacheRules.storedFields(of: fields)["X-User"] == "u")
     }
 
@@ -191,13 +191,13 @@ struct RFC9111RuleTests {
         #expect(HTTPCacheRules.normalisedVaryValue("Token  A", name: "x-custom") == "Token A")
         #expect(HTTPCacheRules.normalisedVaryValue("b, a", name: "accept-encoding") == "b, a")
 
-        var stored = URLRequest(url: url)
+        var stored = OutgoingRequest(url: url)
         stored.setValue("en, fr", forHTTPHeaderField: "Accept-Language")
         let cached = CachedResponse(key: url.absoluteString, statusCode: 200, fields: ["Vary": "Accept-Language"], body: Data(),
                                     requestedAt: now, receivedAt: now,
                                     varyingRequestHeaders: HTTPCacheRules.varyingHeaders(vary: "Accept-Language", request: stored),
                                     credentialPartition: nil)
-        var reordered = URLRequest(url: url)
+        var reordered = OutgoingRequest(url: url)
         reordered.setValue("FR,en", forHTTPHeaderField: "Accept-Language")
         #expect(HTTPCacheRules.mismatch(of: cached, with: reordered, in: .anonymous) == nil)
     }

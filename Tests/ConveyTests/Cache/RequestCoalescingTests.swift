@@ -22,9 +22,9 @@ struct RequestCoalescingTests {
     private func gatedTransport(_ origin: StubOrigin) -> StubTransport {
         let inner = origin.transport
         return StubTransport { [gate, arrivals] request in
-            arrivals.add(request.urlRequest.httpMethod ?? "GET")
+            arrivals.add(request.request.method.rawValue)
             try await gate.wait()
-            return try await inner.send(TransportRequest(urlRequest: request.urlRequest, timeout: request.timeout))
+            return try await inner.send(TransportRequest(request: request.request, timeout: request.timeout))
         }
     }
 

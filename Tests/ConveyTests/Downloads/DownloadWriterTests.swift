@@ -74,7 +74,7 @@ struct DownloadWriterTests {
         }, bufferLimit: 256 << 10)
         let sink = RefusalCountingSink(body, onFirstRefusal: { gate.signal() })
 
-        _ = try await transport.send(TransportRequest(urlRequest: URLRequest(url: url), timeout: .seconds(60)), into: sink)
+        _ = try await transport.send(TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(60)), into: sink)
         try await body.finishTransfer()
 
         #expect(sink.refusals > 0)

@@ -25,7 +25,7 @@ struct BlockingHookTests {
         let server: ConveyServer
         var path: String { "paced?count=1&ms=0" }
 
-        func willSendRequest(request: URLRequest) async throws -> URLRequest {
+        func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
             blockThread(seconds: 5)
             return request
         }
@@ -81,7 +81,7 @@ struct AppCodeThreadTests {
         let server: ConveyServer
         let sightings: Sightings
         var path: String { "paced?count=3&ms=10" }
-        func willSendRequest(request: URLRequest) async throws -> URLRequest {
+        func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
             sightings.note("willSendRequest")
             return request
         }

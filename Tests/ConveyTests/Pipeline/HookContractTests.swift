@@ -188,7 +188,7 @@ protocol HookRecording: DownloadingTask {
 }
 
 extension HookRecording {
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
         log.add("willSendRequest")
         sent.yield()
         return request

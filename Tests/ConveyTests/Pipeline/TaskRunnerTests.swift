@@ -39,7 +39,7 @@ struct HookedTask<Payload: Decodable & Sendable>: DownloadingTask {
     var failInDidReceive = false
     var addHeaderInWillSend = false
 
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
         log.add("willSendRequest")
         var request = request
         if addHeaderInWillSend { request.setValue("yes", forHTTPHeaderField: "X-Changed-By-Hook") }
@@ -201,7 +201,7 @@ struct TaskRunnerTests {
         // The attempt started and was timed within the run: bounds, not magnitudes.
         #expect(response.startedAt >= before && response.startedAt <= after)
         #expect(response.duration > .zero && response.duration <= whole)
-        #expect(response.request.url?.absoluteString == "https://stub.example/users/1")
+        #expect(response.request.url.absoluteString == "https://stub.example/users/1")
         #expect(response.httpResponse.statusCode == 200)
         #expect(response.stringResult == #"{"id": 1, "email": "a@b.c"}"#)
         #expect(response.responseType == .success)

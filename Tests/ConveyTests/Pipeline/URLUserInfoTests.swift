@@ -54,6 +54,6 @@ struct URLUserInfoWireTests {
         let response = try await Fetch(server: server, path: "basic-auth/alice/s3cret").download()
 
         #expect(response.statusCode == 200)
-        #expect(response.request.url?.user == nil)
+        #expect(response.request.url.user == nil)
     }
 }

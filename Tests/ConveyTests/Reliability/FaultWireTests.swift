@@ -30,10 +30,9 @@ struct FaultWireTests {
     private struct RewritingHeaders: ServerTask {
         let server: ConveyServer
         let path: String
-        func willSendRequest(request: URLRequest) async throws -> URLRequest {
+        func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
             var changed = request
-            // Not `setValue`: on Linux it silently drops a value holding a line break.
-            changed.allHTTPHeaderFields = (request.allHTTPHeaderFields ?? [:]).merging(["X-Trace": "ok\nX-Injected: yes"]) { $1 }
+            changed.setValue("ok\nX-Injected: yes", forHTTPHeaderField: "X-Trace")
             return changed
         }
     }

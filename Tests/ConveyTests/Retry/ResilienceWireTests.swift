@@ -13,7 +13,7 @@ private struct WireTask: ServerTask {
     var retryPolicy: RetryPolicy?
     var attempts: EventLog?
 
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
         attempts?.add("attempt")
         return request
     }

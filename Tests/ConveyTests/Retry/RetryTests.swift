@@ -15,7 +15,7 @@ private struct RetryingTask: DownloadingTask {
     var configuration: TaskConfiguration?
     var path: String { "flaky" }
 
-    func willSendRequest(request: URLRequest) async throws -> URLRequest {
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
         log.add("willSend")
         return request
     }

@@ -214,7 +214,7 @@ struct TLSWireTests {
     /// Over an origin already reached over HTTP/2: the pinned request does not reuse that connection.
     @Test func aRequestPinnedToHTTP11UsesItAfterAnHTTP2Exchange() async throws {
         let transport = transport(try TLSTestServers.trustingTheCA())
-        var request = TransportRequest(urlRequest: URLRequest(url: try TLSTestServers.trusted("/hello.txt")), timeout: .seconds(20))
+        var request = TransportRequest(request: OutgoingRequest(url: try TLSTestServers.trusted("/hello.txt")), timeout: .seconds(20))
         #expect(try await transport.send(request).metrics.httpVersion == "HTTP/2")
         request.httpVersion = .http1_1
         #expect(try await transport.send(request).metrics.httpVersion == "HTTP/1.1")

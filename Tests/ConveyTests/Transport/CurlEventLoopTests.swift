@@ -74,7 +74,7 @@ struct CurlEventLoopTests {
     func aPausedTransferResumesFromAnotherThreadWithEveryByteInOrder() async throws {
         let transport = CurlTransport()
         let sink = StutteringSink(refuseEvery: 3)
-        _ = try await transport.send(TransportRequest(urlRequest: URLRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30)),
+        _ = try await transport.send(TransportRequest(request: OutgoingRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30)),
                                      into: sink)
         #expect(sink.head?.statusCode == 200)
         #expect(sink.received == 16 << 20)
@@ -87,7 +87,7 @@ struct CurlEventLoopTests {
     func cancellingAPausedTransferEndsIt() async throws {
         let transport = CurlTransport()
         let sink = StutteringSink(refuseEvery: 1, resumes: false)
-        let request = TransportRequest(urlRequest: URLRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30))
+        let request = TransportRequest(request: OutgoingRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30))
         let send = Task { try await transport.send(request, into: sink) }
         try await waitUntil("the transfer paused") { sink.pauses > 0 }
         send.cancel()

@@ -25,9 +25,8 @@ struct RedirectWireTests {
 
     @Test(arguments: TransportKind.allCases)
     func aTransportRequestCanStopAtTheRedirect(_ kind: TransportKind) async throws {
-        var request = URLRequest(url: try TestServers.httpbin("/redirect-to?url=/get%3Fto%3Dthere&status_code=302"))
-        request.httpMethod = "GET"
-        var exchange = TransportRequest(urlRequest: request, timeout: .seconds(20))
+        let request = OutgoingRequest(url: try TestServers.httpbin("/redirect-to?url=/get%3Fto%3Dthere&status_code=302"))
+        var exchange = TransportRequest(request: request, timeout: .seconds(20))
         exchange.followsRedirects = false
         let response = try await kind.make().send(exchange)
         #expect(response.head.statusCode == 302)
@@ -87,10 +86,10 @@ struct RedirectWireTests {
     /// `credentials` names credential fields beyond the standard ones, as a server's `redaction` does.
     private func fieldsArriving(at target: String, via kind: TransportKind, extra: Headers = [],
                                 credentials: Redaction = .none) async throws -> [String: String] {
-        var request = URLRequest(url: try TestServers.httpbin("/redirect-to?url=\(target)&status_code=302"))
+        var request = OutgoingRequest(url: try TestServers.httpbin("/redirect-to?url=\(target)&status_code=302"))
         for header in CredentialFields.sent { request.setValue(header.value, forHTTPHeaderField: header.name) }
         for header in extra { request.setValue(header.value, forHTTPHeaderField: header.name) }
-        var exchange = TransportRequest(urlRequest: request, timeout: .seconds(20))
+        var exchange = TransportRequest(request: request, timeout: .seconds(20))
         exchange.credentialFields = credentials
         let body = try await kind.make().send(exchange).data
         return try Self.echoedFields(body)

@@ -9,10 +9,8 @@ extension ConveyTransport {
     func send(_ url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil,
               bodyFile: URL? = nil, timeout: Duration = .seconds(20),
               progress: (@Sendable (TransferProgress) -> Void)? = nil) async throws -> TransportResponse {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
+        var request = OutgoingRequest(method: HTTPMethod(rawValue: method), url: url, body: body)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        request.httpBody = body
-        return try await send(TransportRequest(urlRequest: request, bodyFile: bodyFile, timeout: timeout, progress: progress))
+        return try await send(TransportRequest(request: request, bodyFile: bodyFile, timeout: timeout, progress: progress))
     }
 }

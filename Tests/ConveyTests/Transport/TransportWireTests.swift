@@ -297,18 +297,4 @@ extension TransportWireTests {
         // libcurl's message and reports what curl reports (see LibcurlMessages).
         #expect(error?.code == .serverCertificateUntrusted)
     }
-
-    @Test(arguments: TransportKind.allCases)
-    func bodiesStreamFromAnInputStream(_ kind: TransportKind) async throws {
-        let text = String(repeating: "streamed ", count: 5_000)
-        var request = URLRequest(url: try TestServers.httpbin("/anything"))
-        request.httpMethod = "POST"
-        request.setValue("text/plain", forHTTPHeaderField: "Content-Type")
-        request.httpBodyStream = InputStream(data: Data(text.utf8))
-        let log = TransferProgressLog()
-        let response = try await kind.make().send(TransportRequest(urlRequest: request, timeout: .seconds(20),
-                                                                   progress: { log.add($0) }))
-        #expect(try echo(response).data == text)
-        #expect(log.reports.last?.bytesSent == Int64(text.utf8.count))
-    }
 }
