@@ -3,9 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Shows exchanges the cache sends besides a task's own attempt — a 304 that confirmed another
-/// representation, a stale-while-revalidate refresh — in echo and recordings like any attempt;
-/// a background refresh also reaches the server's `didFinish(task:response:error:)`.
+/// Shows exchanges besides the final one of a task's attempt — each redirect `RedirectStage`
+/// followed, a 304 that confirmed another representation, a stale-while-revalidate refresh — in
+/// echo and recordings like any attempt; a background refresh also reaches the server's
+/// `didFinish(task:response:error:)`.
 struct CacheExchangeReporter: Sendable {
     private let deliver: @ConveyActor @Sendable (URLRequest, Result<TransportResponse, any Error>, CacheStatus, Date, Duration) async -> Void
 

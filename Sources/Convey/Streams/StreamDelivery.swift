@@ -47,7 +47,7 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
         let server = task.server
         let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
                                       totalTimeout: totalTimeout?.clampedTimeout, capacity: bufferSize) { sink in
-            try await send(request, sink, SendOptions(expectsLargeBody: true))
+            try await send(request, sink, SendOptions(expectsLargeBody: true)).metrics
         }
         current.transfer = transfer
         let head = try await transfer.head()
