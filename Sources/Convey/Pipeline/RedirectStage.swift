@@ -27,18 +27,21 @@ struct RedirectStage {
     private let sizeLimit: Int64?
     private let cache: CacheCoordinator
     private let reporter: CacheExchangeReporter
+    /// The attempt the hops belong to, as echo and records number it.
+    private let attemptNumber: Int
 
     /// How much of a redirect's body is read and dropped before its transfer is ended instead.
     nonisolated static var discardedBodyLimit: Int { 64 * 1024 }
 
-    /// The stage for a run of `task` against `server`.
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer) {
+    /// The stage for attempt `attemptNumber` of a run of `task` against `server`.
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, attemptNumber: Int) {
         follows = task.followsRedirects
         maximumRedirects = server.configuration.maximumRedirects
         credentials = server.configuration.redaction
         sizeLimit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
         cache = CacheCoordinator(task: task, server: server)
         reporter = CacheExchangeReporter(task: task, server: server)
+        self.attemptNumber = attemptNumber
     }
 
     /// Sends `request` (with `bodyFile` as its body, if any) through `send`, following redirects,
@@ -59,7 +62,7 @@ struct RedirectStage {
             case .redirect(let next, let sent, let response, let status):
                 followed += 1
                 guard followed <= maximumRedirects else { throw Redirect.tooMany(limit: maximumRedirects, from: request.url) }
-                await reporter.report(sent, .success(response), status: status, startedAt: startedAt, until: Date())
+                await reporter.report(sent, .success(response), status: status, startedAt: startedAt, until: Date(), attemptNumber: attemptNumber)
                 hopRequest = next.request
                 if !next.resendsBody { hopBodyFile = nil }
             }

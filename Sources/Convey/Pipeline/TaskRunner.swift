@@ -140,7 +140,7 @@ struct TaskRunner<T: DownloadingTask> {
             let timeout = RequestBuilder.timeout(for: task, server: server)
             let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
             let progress = UploadProgressRelay.transportHandler(for: task)
-            let redirects = RedirectStage(task: task, server: server)
+            let redirects = RedirectStage(task: task, server: server, attemptNumber: attemptNumber)
             let received: DeliveredExchange
             do {
                 received = try await run.exchange(to: request.url) { [request, bodyFile] in
