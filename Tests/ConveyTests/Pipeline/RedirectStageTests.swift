@@ -15,7 +15,7 @@ struct RedirectStageTests {
         let path: String
         var follows: Bool?
         var followsRedirects: Bool { follows ?? server.configuration.followsRedirects }
-        var echoStyle: TaskEchoStyle { .consoleMinimum }
+        var echoStyle: TaskEchoStyle { [.consoleMinimum, .recorded] }
     }
 
     /// `/old` redirects to `/new`, which answers "final"; `/loop` redirects to itself;
@@ -73,6 +73,20 @@ struct RedirectStageTests {
         #expect(text.contains("stub.example/old"))
         #expect(text.contains("302"))
         #expect(text.contains("stub.example/new"))
+    }
+
+    @Test func eachHopOfAFileDownloadIsRecorded() async throws {
+        let origin = origin()
+        let folder = FileManager.default.temporaryDirectory.appending(path: "convey-redirect-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let recorder = TaskRecorder(folder: folder.appending(path: "records"))
+        let server = try stubServer(origin.transport) { $0.recorder = recorder }
+        _ = try await Hop(server: server, path: "old").download(to: folder.appending(path: "file"))
+        let records = await recorder.records()
+        let hops = records.map { "\($0.statusCode ?? 0) \($0.url ?? "?") attempt \($0.attempt)" }.sorted()
+        #expect(hops == ["200 https://stub.example/new attempt 1", "302 https://stub.example/old attempt 1"])
+        let redirect = try #require(records.first { $0.statusCode == 302 })
+        #expect(Headers(redirect.responseHeaders)["Location"] == "/new")
     }
 
     @Test func aPOSTAnswered303GoesOnAsABodylessGET() async throws {
