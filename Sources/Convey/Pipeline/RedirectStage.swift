@@ -53,6 +53,7 @@ struct RedirectStage {
         var followed = 0
         while true {
             let startedAt = Date()
+            options.sendingHop?(hopRequest)
             let hop = options.answersFromCache
                 ? try await throughCache(hopRequest, bodyFile: hopBodyFile, into: sink, send: send)
                 : try await direct(hopRequest, bodyFile: hopBodyFile, into: sink, send: send)

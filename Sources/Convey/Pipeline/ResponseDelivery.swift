@@ -43,6 +43,9 @@ struct SendOptions: Sendable {
     var answersFromCache = false
     /// Whether the body may be large (a download, a stream), so that reading it in large pieces pays.
     var expectsLargeBody = false
+    /// Told each hop's request as it goes out: how a delivery that has its head before the send
+    /// returns (a stream) learns which request the final response answers.
+    var sendingHop: (@ConveyActor @Sendable (URLRequest) -> Void)?
 }
 
 /// What one exchange gave the pipeline, before validation.

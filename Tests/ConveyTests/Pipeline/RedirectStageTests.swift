@@ -45,6 +45,7 @@ struct RedirectStageTests {
         for try await chunk in response.payload { body.append(chunk) }
         #expect(response.statusCode == 200)
         #expect(String(decoding: body, as: UTF8.self) == "final")
+        #expect(response.request.url?.path == "/new")
         #expect(paths(origin) == ["/old", "/new"])
     }
 
@@ -58,6 +59,7 @@ struct RedirectStageTests {
         let response = try await Hop(server: server, path: "old").download(to: destination)
         #expect(response.statusCode == 200)
         #expect(try String(contentsOf: destination, encoding: .utf8) == "final")
+        #expect(response.request.url?.path == "/new")
         #expect(paths(origin) == ["/old", "/new"])
     }
 
