@@ -11,7 +11,8 @@ import FoundationNetworking
 /// `discardedBodyLimit` bytes (a longer one ends that hop's transfer), and the next hop is sent.
 /// The sink sees only the final response. Each followed hop is echoed and recorded like an
 /// attempt (`CacheExchangeReporter`). A delivery that uses the cache (`SendOptions.answersFromCache`)
-/// has each hop go through it, so a stored permanent redirect answers without the network.
+/// has each hop go through it, so a stored permanent redirect answers without the network; there
+/// a redirect's body is held within the task's size limit, as any response the cache may store.
 @ConveyActor
 struct RedirectStage {
     /// Sends one hop to the transport: its request, its body file and the sink for its response.
@@ -61,9 +62,9 @@ struct RedirectStage {
             case .final(let sent):
                 return sent
             case .redirect(let next, let sent, let response, let status):
+                await reporter.report(sent, .success(response), status: status, startedAt: startedAt, until: Date(), attemptNumber: attemptNumber)
                 followed += 1
                 guard followed <= maximumRedirects else { throw Redirect.tooMany(limit: maximumRedirects, from: request.url) }
-                await reporter.report(sent, .success(response), status: status, startedAt: startedAt, until: Date(), attemptNumber: attemptNumber)
                 hopRequest = next.request
                 if !next.resendsBody { hopBodyFile = nil }
             }
