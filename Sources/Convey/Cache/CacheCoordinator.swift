@@ -20,16 +20,16 @@ struct CacheAnswer: Sendable {
     }
 }
 
-/// The cache's part in one attempt, called by `TaskRunner` in place of a bare send: it answers
-/// from the cache, adds conditional headers, shares an identical request's exchange in flight,
-/// or lets the request through, and afterwards stores the response, turns a 304 into the stored
-/// body, falls back to a stored response, or refreshes a stale one in the background.
+/// The cache's part in one hop of an attempt, called by `RedirectStage` in place of a bare send
+/// (so each hop of a redirect chain goes through it, and a stored 301 answers without the
+/// network): it answers from the cache, adds conditional headers, shares an identical request's
+/// exchange in flight, or lets the request through, and afterwards stores the response, turns a
+/// 304 into the stored body, falls back to a stored response, or refreshes a stale one in the background.
 @ConveyActor
 struct CacheCoordinator {
-    /// Sends a request over the network, in the calling task (cancelling it stops the send); the
-    /// flag says whether the transport follows redirects (the cache follows them itself for what
-    /// it handles).
-    typealias Send = @ConveyActor @Sendable (OutgoingRequest, Bool) async throws -> TransportResponse
+    /// Sends a request over the network, in the calling task (cancelling it stops the send); a
+    /// redirect comes back as the response.
+    typealias Send = @ConveyActor @Sendable (OutgoingRequest) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
@@ -42,8 +42,6 @@ struct CacheCoordinator {
     private let heuristic: HeuristicFreshness?
     private let coalesces: Bool
     private let reporter: CacheExchangeReporter
-    /// The task's `followsRedirects`: when `false`, a redirect comes back as the answer.
-    private let taskFollowsRedirects: Bool
 
     /// Statuses after which a stored response may answer instead (RFC 5861's stale-if-error set).
     private static let fallbackStatuses: Set<Int> = [500, 502, 503, 504]
@@ -60,35 +58,11 @@ struct CacheCoordinator {
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
         coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
         reporter = CacheExchangeReporter(task: task, server: server)
-        taskFollowsRedirects = task.followsRedirects
     }
 
-    /// Answers `request` from the cache, the network (through `send`), or both, following the
-    /// redirects of the GET and HEAD requests the cache handles, each hop through the cache.
+    /// Answers `request` from the cache, the network (through `send`), or both: one hop, a
+    /// redirect being an answer like any other.
     func respond(to request: OutgoingRequest, send: @escaping Send) async throws -> CacheAnswer {
-        var hopRequest = request
-        var answer = try await respondOnce(to: request, send: send)
-        for _ in 0..<CacheRedirect.maximumHops {
-            guard taskFollowsRedirects, followsRedirects(of: hopRequest), let next = CacheRedirect.next(after: answer.response.head, request: hopRequest, credentials: credentials)
-            else { return answer }
-            // Each hop is an exchange of its own: show it like one.
-            let now = cache?.clock.now() ?? Date()
-            await reporter.report(answer.request, .success(answer.received ?? answer.response), status: answer.status, startedAt: now, until: now)
-            hopRequest = next
-            answer = try await respondOnce(to: next, send: send)
-        }
-        throw URLError(.httpTooManyRedirects)
-    }
-
-    /// Whether the cache handled `request` and so followed no redirect through the transport:
-    /// a GET or HEAD through a cache, not one the cache leaves alone.
-    private func followsRedirects(of request: OutgoingRequest) -> Bool {
-        let method = request.method.rawValue
-        return cache != nil && strategy != .never && (method == "GET" || method == "HEAD") && reasonToBypass(request) == nil
-    }
-
-    /// One hop: `request` answered from the cache, the network, or both.
-    private func respondOnce(to request: OutgoingRequest, send: @escaping Send) async throws -> CacheAnswer {
         if strategy == .localOnly { return try await answerLocally(request) }
         guard let cache, strategy != .never else { return try await network(request, send) }
         let url = request.url
@@ -163,7 +137,7 @@ struct CacheCoordinator {
         let requestedAt = cache.clock.now()
         let sent: TransportResponse
         do {
-            sent = try await send(sending, false)
+            sent = try await send(sending)
         } catch {
             if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
                 return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
@@ -281,7 +255,7 @@ struct CacheCoordinator {
     }
 
     private func network(_ request: OutgoingRequest, _ send: Send) async throws -> CacheAnswer {
-        CacheAnswer(request: request, response: try await send(request, true), status: .network)
+        CacheAnswer(request: request, response: try await send(request), status: .network)
     }
 
     private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {

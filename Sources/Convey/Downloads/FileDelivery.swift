@@ -59,16 +59,16 @@ struct FileDelivery: ResponseDelivery {
         guard let claimed = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
         let claim = try claimed.get()
         let body = FileBody(claim: claim, resumePoint: attempt.resumePoint, status: status, progress: progress)
-        let metrics: ExchangeMetrics
+        let sent: SentExchange
         do {
-            metrics = try await send(request, body, SendOptions(expectsLargeBody: true))
+            sent = try await send(request, body, SendOptions(expectsLargeBody: true))
         } catch {
             await body.abandonTransfer()
             throw error
         }
         try await body.finishTransfer()
         guard let head = body.head else { throw URLError(.badServerResponse) }
-        return DeliveredExchange(request: request, head: head, data: body.errorBody, metrics: metrics)
+        return DeliveredExchange(request: sent.request, head: head, data: body.errorBody, metrics: sent.metrics)
     }
 
     func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> URL {

@@ -10,17 +10,12 @@ struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
 
     func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
-        let server = task.server
-        let limit = task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize
-        let coordinator = CacheCoordinator(task: task, server: server)
-        let answer = try await coordinator.respond(to: request) { sending, followsRedirects in
-            let body = InMemoryBody(limit: limit, url: sending.url)
-            let metrics = try await send(sending, body, SendOptions(followsRedirects: followsRedirects))
-            return try body.response(metrics: metrics)
-        }
-        let response = answer.response
-        return DeliveredExchange(request: answer.request, head: response.head, data: response.data,
-                                 metrics: response.metrics, cacheStatus: answer.status)
+        let limit = task.configuration?.maximumResponseSize ?? task.server.configuration.maximumResponseSize
+        let body = InMemoryBody(limit: limit, url: request.url)
+        let sent = try await send(request, body, SendOptions(answersFromCache: true))
+        let response = try body.response(metrics: sent.metrics)
+        return DeliveredExchange(request: sent.request, head: response.head, data: response.data,
+                                 metrics: response.metrics, cacheStatus: sent.cacheStatus)
     }
 
     func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> T.DownloadPayload {

@@ -38,15 +38,19 @@ protocol ResponseDelivery: Sendable {
     func abandon()
 }
 
-/// Sends one request into a sink, with the attempt's timeouts, in the calling task.
-typealias DeliverySend = @ConveyActor (OutgoingRequest, any ResponseBodySink, SendOptions) async throws -> ExchangeMetrics
+/// Sends one request into a sink, with the attempt's timeouts, in the calling task, following
+/// redirects (`RedirectStage`): the sink sees only the final response.
+typealias DeliverySend = @ConveyActor (OutgoingRequest, any ResponseBodySink, SendOptions) async throws -> SentExchange
 
-/// How one send is made: whether the transport follows redirects, and how it reads the body.
+/// How one send is made: whether the cache takes part, and how the transport reads the body.
 struct SendOptions: Sendable {
-    /// Whether the transport follows redirects; the cache follows them itself for what it handles.
-    var followsRedirects = true
+    /// Whether each hop goes through the cache (`CacheCoordinator`): ordinary tasks, whose body is in memory.
+    var answersFromCache = false
     /// Whether the body may be large (a download, a stream), so that reading it in large pieces pays.
     var expectsLargeBody = false
+    /// Told each hop's request as it goes out: how a delivery that has its head before the send
+    /// returns (a stream) learns which request the final response answers.
+    var sendingHop: (@ConveyActor @Sendable (OutgoingRequest) -> Void)?
 }
 
 /// What one exchange gave the pipeline, before validation.

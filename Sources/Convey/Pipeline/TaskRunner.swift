@@ -5,7 +5,8 @@ import FoundationNetworking
 
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
-/// Each attempt: build → `willSendRequest` → send into the delivery's sink → `didReceiveResponse`
+/// Each attempt: build → `willSendRequest` → send into the delivery's sink, following redirects
+/// (`RedirectStage`, each hop through the cache for ordinary tasks) → `didReceiveResponse`
 /// → validate the status (the run's one `StatusCheck`) → the delivery's payload (decode, finish a
 /// file, check and hand over a stream) → echo. After a failed attempt: one credential refresh
 /// and retry after a 401, or `retryInterval(afterError:count:)` and a cancellable wait, or the
@@ -140,19 +141,20 @@ struct TaskRunner<T: DownloadingTask> {
             let timeout = RequestBuilder.timeout(for: task, server: server)
             let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
             let progress = UploadProgressRelay.transportHandler(for: task)
+            let redirects = RedirectStage(task: task, server: server, attemptNumber: attemptNumber)
             let received: DeliveredExchange
             do {
-                received = try await run.exchange(to: request.url) { [task, request, bodyFile] in
+                received = try await run.exchange(to: request.url) { [request, bodyFile] in
                     try await delivery.exchange(request, status: status) { sending, sink, options in
-                        var exchange = TransportRequest(
-                            request: sending, bodyFile: bodyFile, timeout: timeout,
-                            allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                            progress: progress)
-                        exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
-                        exchange.followsRedirects = options.followsRedirects && task.followsRedirects
-                        exchange.credentialFields = server.configuration.redaction
-                        exchange.expectsLargeBody = options.expectsLargeBody
-                        return try await server.transport.send(exchange, into: sink)
+                        try await redirects.send(sending, bodyFile: bodyFile, into: sink, options: options) { hop, hopBodyFile, hopSink in
+                            var exchange = TransportRequest(
+                                request: hop, bodyFile: hopBodyFile, timeout: timeout,
+                                allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
+                                progress: progress)
+                            exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
+                            exchange.expectsLargeBody = options.expectsLargeBody
+                            return try await server.transport.send(exchange, into: hopSink)
+                        }
                     }
                 }
             } catch {

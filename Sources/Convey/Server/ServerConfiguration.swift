@@ -16,6 +16,10 @@ public struct ServerConfiguration: Sendable {
     /// Whether redirects are followed (the default), or come back as responses with their
     /// `Location`. A task can choose otherwise with its own `followsRedirects`.
     public var followsRedirects: Bool = true
+    /// The most redirects one attempt follows before it fails with `ConveyError.transport` of
+    /// kind `.redirectRefused`. Default: 20, as URLSession. Convey follows redirects itself, on
+    /// every transport (see Docs/transports.md).
+    public var maximumRedirects: Int = 20
     /// When `true` (the default), responses may arrive compressed (gzip, deflate and what the
     /// transport supports) and are decoded transparently. When `false`, requests ask for
     /// `Accept-Encoding: identity`.

@@ -46,9 +46,12 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
 
     func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
         let server = task.server
+        var options = SendOptions(expectsLargeBody: true)
+        current.sentRequest = request
+        options.sendingHop = { [current] hop in current.sentRequest = hop }
         let transfer = StreamTransfer(url: request.url, timeout: RequestBuilder.timeout(for: task, server: server),
-                                      capacity: bufferSize) { sink in
-            try await send(request, sink, SendOptions(expectsLargeBody: true))
+                                      capacity: bufferSize) { [options] sink in
+            try await send(request, sink, options).metrics
         }
         current.transfer = transfer
         let head = try await transfer.head()
@@ -63,7 +66,7 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
             transfer.close()
             errorBody = errorBody.prefix(Self.errorBodyLimit)
         }
-        return DeliveredExchange(request: request, head: head, data: errorBody, metrics: ExchangeMetrics())
+        return DeliveredExchange(request: current.sentRequest ?? request, head: head, data: errorBody, metrics: ExchangeMetrics())
     }
 
     func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> ResponseStream {
@@ -94,4 +97,6 @@ struct StreamDelivery<T: DownloadingTask>: ResponseDelivery {
 @ConveyActor
 private final class CurrentTransfer {
     var transfer: StreamTransfer?
+    /// The request of the hop the transfer is on (the last of a redirect chain once the head arrived).
+    var sentRequest: OutgoingRequest?
 }

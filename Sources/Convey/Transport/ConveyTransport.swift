@@ -9,8 +9,9 @@ import FoundationNetworking
 /// elsewhere) and `StubTransport` (no network, for tests and demos); see Docs/transports.md.
 /// A transport throws `URLError`s or `ConveyError`s; the pipeline maps the rest.
 public protocol ConveyTransport: Sendable {
-    /// Performs one HTTP exchange: delivers the final response's head, then its body as it
-    /// arrives, to `sink`, and returns when the body is complete.
+    /// Performs one HTTP exchange: delivers the response's head, then its body as it arrives, to
+    /// `sink`, and returns when the body is complete. A redirect is a response like any other:
+    /// a transport never follows one; the pipeline does (`ServerConfiguration.maximumRedirects`).
     ///
     /// Must return promptly with an error when the calling Swift task is cancelled: that is how
     /// every cancellation reaches a transport, including cancellation by tag or type and the
@@ -48,7 +49,8 @@ public struct TransportRequest: Sendable {
     public var allowsConstrainedNetworkAccess: Bool
     /// Called as bytes go out and come in, from any thread. `nil` when nobody is watching.
     public var progress: (@Sendable (TransferProgress) -> Void)?
-    /// Whether the transport follows redirects itself. When `false`, a 3xx is the response.
+    /// Ignored: transports no longer follow redirects.
+    @available(*, deprecated, message: "ignored: transports return a redirect as the response and the pipeline follows it; use DownloadingTask.followsRedirects or ServerConfiguration.followsRedirects")
     public var followsRedirects: Bool = true
     /// Whether the body may be large (a download to a file, a stream): a hint to read it in
     /// large pieces, which costs a little more for small bodies.
@@ -60,9 +62,8 @@ public struct TransportRequest: Sendable {
     /// as `.http1_1` for a server whose HTTP/2 is broken. Default: `nil`, the transport's.
     /// `URLSessionTransport` cannot choose: it leaves the version to URLSession.
     public var httpVersion: HTTPVersionPreference?
-    /// The header fields that are credentials besides those `Redaction.standard` hides: a
-    /// transport that follows a redirect to another origin drops both. `TaskRunner` sets the
-    /// server's `redaction`. Default: `.none` (the standard ones only).
+    /// Ignored: transports no longer follow redirects, so they drop no credentials.
+    @available(*, deprecated, message: "ignored: the pipeline follows redirects and drops the credentials named by Redaction.standard and ServerConfiguration.redaction on a hop to another origin")
     public var credentialFields: Redaction = .none
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.

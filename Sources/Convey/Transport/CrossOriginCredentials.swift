@@ -7,8 +7,8 @@ import FoundationNetworking
 /// header field but the credentials. The credentials are the fields `Redaction.standard` hides
 /// (`Authorization`, `Proxy-Authorization`, `Cookie`, API-key and token headers) and those the
 /// server's own `redaction` hides, so a name that echo output hides is never sent to a server its
-/// owner did not name. Both transports and the cache apply it to every hop they follow; the cache
-/// also partitions stored responses by the same fields (`CredentialPartition`).
+/// owner did not name. `Redirect` applies it to every hop the pipeline follows; the cache also
+/// partitions stored responses by the same fields (`CredentialPartition`).
 enum CrossOriginCredentials {
     /// Whether two URLs share scheme, host and port (the default port when none is written).
     static func sameOrigin(_ first: URL, _ second: URL) -> Bool {

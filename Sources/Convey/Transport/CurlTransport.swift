@@ -10,7 +10,8 @@ import FoundationNetworking
 /// Every curl transport in the process shares one event loop thread, which is also the executor
 /// of `@ConveyActor`: a run on the actor starts its transfer, gets its head and body and is
 /// resumed on that thread, with no hand-off between threads. Each transport keeps its own cookie
-/// jar, TLS sessions, connections, pooled easy handles and per-host connection limit. Redirects follow URLSession's policy (at most `maximumRedirects`, 303 → GET).
+/// jar, TLS sessions, connections, pooled easy handles and per-host connection limit. A redirect
+/// is returned as the response (the pipeline follows it, each hop a send of its own).
 /// Requests ask for `gzip, deflate` unless they name their own `Accept-Encoding`; Convey decodes
 /// those itself, checking their integrity (a truncated or corrupt body is an error), and hands
 /// any other coding through undecoded with its `Content-Encoding`. The head and body go to the
@@ -27,11 +28,15 @@ public final class CurlTransport: ConveyTransport {
     public struct Configuration: Sendable {
         /// Connections open at once to one host; more requests wait for a free one. Default: 6, as URLSession.
         public var maximumConnectionsPerHost: Int
-        /// Redirects followed before failing with `URLError(.httpTooManyRedirects)`. Default: 20, as URLSession.
-        public var maximumRedirects: Int
+        /// Ignored: the transport returns redirects as responses.
+        @available(*, deprecated, message: "ignored: the pipeline follows redirects; use ServerConfiguration.maximumRedirects")
+        public var maximumRedirects: Int {
+            get { 20 }
+            set {}
+        }
         /// How long connecting (TCP and TLS) may take. Default: `nil`, the request's idle timeout.
         public var connectTimeout: Duration?
-        /// The most time one exchange may take, redirects included, however fast data moves;
+        /// The most time one exchange (one hop of a redirect chain) may take, however fast data moves;
         /// enforced by curl (`CURLOPT_TIMEOUT_MS`). Default: `nil`, no limit beyond the idle timeout.
         public var totalTimeout: Duration?
         /// Whether cookies the server sets are kept, in memory for this transport, and sent back
@@ -57,12 +62,11 @@ public final class CurlTransport: ConveyTransport {
         }
 
         /// Creates a configuration; every parameter has the documented default.
-        public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
+        public init(maximumConnectionsPerHost: Int = 6,
                     connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true,
                     tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
                     httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
-            self.maximumRedirects = maximumRedirects
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
             self.storesCookies = storesCookies
@@ -72,12 +76,24 @@ public final class CurlTransport: ConveyTransport {
             self.maximumStreamsPerHost = maximumStreamsPerHost
         }
 
-        /// Creates a configuration trusting only the certificate authorities in `trustedCertificatesFile`.
-        @available(*, deprecated, message: "use init(tls: TLSConfiguration(trustRoots: .only(certificatesFile:)))")
+        /// Creates a configuration; `maximumRedirects` is ignored.
+        @available(*, deprecated, message: "maximumRedirects is ignored: the pipeline follows redirects; use ServerConfiguration.maximumRedirects")
+        public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int,
+                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true,
+                    tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
+                    httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100) {
+            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, connectTimeout: connectTimeout, totalTimeout: totalTimeout,
+                      storesCookies: storesCookies, tls: tls, proxy: proxy, httpVersion: httpVersion,
+                      maximumStreamsPerHost: maximumStreamsPerHost)
+        }
+
+        /// Creates a configuration trusting only the certificate authorities in `trustedCertificatesFile`;
+        /// `maximumRedirects` is ignored (the pipeline follows redirects).
+        @available(*, deprecated, message: "use init(tls: TLSConfiguration(trustRoots: .only(certificatesFile:))); maximumRedirects is ignored, use ServerConfiguration.maximumRedirects")
         public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
                     connectTimeout: Duration? = nil, totalTimeout: Duration? = nil,
                     trustedCertificatesFile: URL?, storesCookies: Bool = true) {
-            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, maximumRedirects: maximumRedirects,
+            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost,
                       connectTimeout: connectTimeout, totalTimeout: totalTimeout, storesCookies: storesCookies,
                       tls: TLSConfiguration(trustRoots: trustedCertificatesFile.map { .only(certificatesFile: $0) } ?? .system))
         }
@@ -103,35 +119,13 @@ public final class CurlTransport: ConveyTransport {
 
     /// Runs on the caller's executor: from `@ConveyActor`, that is the event loop's own thread.
     public nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
-        let deadline = configuration.totalTimeout.map { ContinuousClock.now + $0 }
-        var hopRequest = request.urlRequest
-        var bodyFile = request.bodyFile
-        var redirects = 0
-        while true {
-            guard let url = hopRequest.url else { throw URLError(.badURL) }
-            guard AllowedSchemes.allow(url) else { throw AllowedSchemes.unsupported(url) }
-            // As URLSession reports it, whether the task was cancelled before or during a transfer.
-            if Task.isCancelled { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
-            let timeLeft = try deadline.map { deadline in
-                let left = ContinuousClock.now.duration(to: deadline)
-                guard left > .zero else { throw URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
-                return left
-            }
-            switch try await exchange(hopRequest, url: url, bodyFile: bodyFile, timeLeft: timeLeft, request: request, sink: sink) {
-            case .delivered(let metrics):
-                return metrics
-            case .redirect(let hop):
-                redirects += 1
-                guard redirects <= configuration.maximumRedirects else {
-                    throw URLError(.httpTooManyRedirects, userInfo: [
-                        NSLocalizedDescriptionKey: "more than \(configuration.maximumRedirects) redirects",
-                        NSURLErrorFailingURLErrorKey: url,
-                    ])
-                }
-                hopRequest = hop.request
-                if !hop.resendsBody { bodyFile = nil }
-            }
-        }
+        let urlRequest = request.urlRequest
+        guard let url = urlRequest.url else { throw URLError(.badURL) }
+        guard AllowedSchemes.allow(url) else { throw AllowedSchemes.unsupported(url) }
+        // As URLSession reports it, whether the task was cancelled before or during a transfer.
+        if Task.isCancelled { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
+        return try await exchange(urlRequest, url: url, bodyFile: request.bodyFile, timeLeft: configuration.totalTimeout,
+                                  request: request, sink: sink)
     }
 
     /// One request and its response on the wire.
@@ -140,7 +134,7 @@ public final class CurlTransport: ConveyTransport {
     /// captures it so that it runs there too, where a plain closure would hop to the global executor.
     private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
                           request: TransportRequest, sink: any ResponseBodySink,
-                          isolation: isolated (any Actor)? = #isolation) async throws -> CurlTransfer.Outcome {
+                          isolation: isolated (any Actor)? = #isolation) async throws -> ExchangeMetrics {
         let loop = CurlEventLoop.shared
         guard loop.drivesTransfers, let easy = pool.takeHandle() else {
             throw URLError(.cannotLoadFromNetwork, userInfo: [

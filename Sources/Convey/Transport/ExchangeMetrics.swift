@@ -4,8 +4,8 @@
 /// Each timing counts from the start of the exchange (as curl's `-w` reports them) and is `nil`
 /// when the transport could not measure it, never zero by default. `CurlTransport` fills every
 /// field from libcurl's transfer info; `URLSessionTransport` fills what task metrics provide
-/// (little on Linux); a stub fills nothing. With redirects followed by the transport, the
-/// figures describe the last hop.
+/// (little on Linux); a stub fills nothing. After redirects (each hop an exchange of its own),
+/// a response's figures describe the last hop.
 public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Time until the host name was resolved.
     public var nameLookup: Duration?

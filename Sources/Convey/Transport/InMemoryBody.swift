@@ -40,6 +40,15 @@ final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
         return true
     }
 
+    /// Takes `response` as the one received, head and body, without copying the body: for a
+    /// response already collected within the same limit (the cache's answer).
+    func adopt(_ response: TransportResponse) {
+        lock.withLock {
+            head = response.head
+            body = response.data
+        }
+    }
+
     /// The collected response. Throws `URLError(.badServerResponse)` when no head ever arrived.
     func response(metrics: ExchangeMetrics) throws -> TransportResponse {
         try lock.withLock {

@@ -2,8 +2,9 @@
 ///
 /// The pipeline chooses the sink: in memory with a size limit (ordinary tasks), a file
 /// (downloads), or a stream to the caller. A transport calls `receive(_:)` once with the head of
-/// the final response (never for a redirect it follows itself), then `offer(_:)` for each run of
-/// decoded body bytes, from any one thread at a time.
+/// the response (a redirect's too: transports never follow them), then `offer(_:)` for each run
+/// of decoded body bytes, from any one thread at a time. The pipeline's own sinks see only the
+/// final response of a redirect chain (`RedirectStage` keeps the others from them).
 ///
 /// Back-pressure: `offer` returns `false` when the sink is full and did not take the bytes. The
 /// transport then stops reading, calls `whenReady` with a way to go on, and offers the same bytes
@@ -12,7 +13,7 @@
 /// A sink that throws stops the exchange: the transport ends the transfer at once and rethrows
 /// that error from `send`.
 public protocol ResponseBodySink: AnyObject, Sendable {
-    /// The head of the final response, before any body bytes.
+    /// The head of the response, before any body bytes.
     func receive(_ head: ResponseHead) throws
 
     /// Body bytes, decoded; valid only during the call. Returns whether the sink took them.

@@ -16,7 +16,7 @@ public struct ResponseHead: Sendable, Hashable {
     public var httpVersion: String
     /// The header fields in order, repeats kept.
     public var fields: Headers
-    /// The URL this response answers: the request's, or the last redirect's target.
+    /// The URL this response answers: its request's (after redirects, the last hop's target).
     public var url: URL
 
     /// Creates a response head.

@@ -9,6 +9,7 @@ import FoundationNetworking
 /// Why not `data(for:)`: on Linux the async API skips most delegate callbacks, and Convey needs
 /// the authentication challenge to stop a 401 Basic response from hanging forever (a
 /// swift-corelibs-foundation bug). URLCache is off: on Linux its key ignores the query string.
+/// A redirect is returned as the response: the pipeline follows it, each hop a send of its own.
 ///
 /// On Linux a request whose method is not idempotent (POST, PATCH) goes out on a session of its
 /// own, so on a connection of its own: FoundationNetworking's libcurl re-sends a request on a
@@ -213,9 +214,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         let continuation: CheckedContinuation<ExchangeMetrics, any Error>
         let sink: any ResponseBodySink
         let progressHandler: (@Sendable (TransferProgress) -> Void)?
-        let followsRedirects: Bool
-        /// The credential fields beyond the standard ones, dropped on a redirect to another origin.
-        let credentials: Redaction
         let started = ContinuousClock.now
         var progress = TransferProgress()
         var deliveredHead = false
@@ -234,8 +232,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var sinkFailure: (any Error)?
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
-        /// A redirect to a scheme other than http and https, which ends the transfer with an error.
-        var refusedRedirect: ConveyError?
     }
 
     private let lock = NSLock()
@@ -251,8 +247,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func begin(_ task: URLSessionTask, continuation: CheckedContinuation<ExchangeMetrics, any Error>,
                sink: any ResponseBodySink, request: TransportRequest) {
         lock.withLock {
-            transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress,
-                                                      followsRedirects: request.followsRedirects, credentials: request.credentialFields)
+            transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress)
         }
     }
 
@@ -299,27 +294,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         task.cancel()
     }
 
+    /// Never follows: the redirect is the response, and the pipeline follows it (`RedirectStage`).
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
-        // The Location as sent: on Linux a `file:` target arrives here already rewritten to http.
-        let from = task.currentRequest?.url ?? response.url
-        let location = response.value(forHTTPHeaderField: "Location").flatMap { URL(string: $0, relativeTo: from)?.absoluteURL }
-        if let from, let target = [location, request.url].compactMap({ $0 }).first(where: { !AllowedSchemes.allow($0) }) {
-            update(task) { $0.refusedRedirect = AllowedSchemes.refusedRedirect(from: from, to: target) }
-            completionHandler(nil)
-            return
-        }
-        let (follows, credentials) = update(task) { ($0.followsRedirects, $0.credentials) } ?? (true, .none)
-        guard follows else {
-            completionHandler(nil)
-            return
-        }
-        // URLSession carries every header field to the next hop, credentials included.
-        var next = request
-        if let from { CrossOriginCredentials.drop(from: &next, goingFrom: from, credentials: credentials) }
-        cookies?.store(from: response)
-        cookies?.addCookies(to: &next)
-        completionHandler(next)
+        completionHandler(nil)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
@@ -490,8 +468,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             transfer.continuation.resume(throwing: failure)
         } else if transfer.timedOut {
             transfer.continuation.resume(throwing: URLError(.timedOut))
-        } else if let refused = transfer.refusedRedirect {
-            transfer.continuation.resume(throwing: refused)
         } else if let challenged = transfer.challengeResponse {
             do {
                 if !transfer.deliveredHead { try transfer.sink.receive(ResponseHead(challenged, url: task.currentRequest?.url)) }

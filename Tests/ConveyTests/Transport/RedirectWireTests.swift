@@ -13,7 +13,27 @@ private struct Redirected: ServerTask {
     var followsRedirects: Bool { follows ?? server.configuration.followsRedirects }
 }
 
-/// Following redirects, or not, on each real transport against the local httpbin.
+/// A task whose request carries header fields, to see which of them reach a redirect's target.
+private struct Forwarded: ServerTask {
+    let server: ConveyServer
+    var path: String { "redirect-to" }
+    let queryParameters: [String: String]?
+    let fields: Headers
+    var headers: Headers { get async throws { fields } }
+}
+
+/// A JSON upload to httpbin's `/redirect-to`, which answers `status` pointing at `/anything`.
+private struct RedirectedUpload: JSONUploadingTask {
+    let server: ConveyServer
+    let method: HTTPMethod
+    let status: Int
+    var path: String { "redirect-to" }
+    var queryParameters: [String: String]? { ["url": "/anything", "status_code": String(status)] }
+    var uploadPayload: [String: String]? { ["note": "kept"] }
+}
+
+/// Following redirects, or not, on each real transport against the local httpbin: the pipeline
+/// follows them, each hop a send of its own; the transports return them as responses.
 @Suite("Redirects on the wire", .wire)
 @ConveyActor
 struct RedirectWireTests {
@@ -24,13 +44,85 @@ struct RedirectWireTests {
     }
 
     @Test(arguments: TransportKind.allCases)
-    func aTransportRequestCanStopAtTheRedirect(_ kind: TransportKind) async throws {
-        let request = OutgoingRequest(url: try TestServers.httpbin("/redirect-to?url=/get%3Fto%3Dthere&status_code=302"))
-        var exchange = TransportRequest(request: request, timeout: .seconds(20))
-        exchange.followsRedirects = false
-        let response = try await kind.make().send(exchange)
+    func aTransportReturnsTheRedirectAsItsResponse(_ kind: TransportKind) async throws {
+        let response = try await kind.make().send(try TestServers.httpbin("/redirect-to?url=/get%3Fto%3Dthere&status_code=302"))
         #expect(response.head.statusCode == 302)
         #expect(response.head.fields["Location"] == "/get?to=there")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func seeOtherTurnsPOSTIntoABodylessGET(_ kind: TransportKind) async throws {
+        let response = try await RedirectedUpload(server: server(kind), method: .post, status: 303).download()
+        let echoed = try JSONDecoder().decode(HTTPBinEcho.self, from: response.data)
+        #expect(echoed.method == "GET")
+        #expect(echoed.data == "")
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func movedAndFoundTurnPOSTIntoGETButKeepPUT(_ kind: TransportKind) async throws {
+        for status in [301, 302] {
+            let post = try JSONDecoder().decode(HTTPBinEcho.self, from: try await RedirectedUpload(
+                server: server(kind), method: .post, status: status).download().data)
+            #expect(post.method == "GET")
+            let put = try JSONDecoder().decode(HTTPBinEcho.self, from: try await RedirectedUpload(
+                server: server(kind), method: .put, status: status).download().data)
+            #expect(put.method == "PUT")
+            #expect(put.json == .object(["note": .string("kept")]))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func temporaryAndPermanentRedirectsKeepMethodAndBody(_ kind: TransportKind) async throws {
+        for status in [307, 308] {
+            let echoed = try JSONDecoder().decode(HTTPBinEcho.self, from: try await RedirectedUpload(
+                server: server(kind), method: .post, status: status).download().data)
+            #expect(echoed.method == "POST")
+            #expect(echoed.json == .object(["note": .string("kept")]))
+        }
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func moreRedirectsThanTheLimitFail(_ kind: TransportKind) async throws {
+        let server = try server(kind)
+        let error = await #expect(throws: ConveyError.self) { try await Redirected(server: server, path: "redirect/21").download() }
+        guard case .transport(let failure)? = error else {
+            Issue.record("not a transport failure: \(String(describing: error))")
+            return
+        }
+        #expect(failure.kind == .redirectRefused)
+        #expect(failure.reason.contains("more than 20 redirects"))
+        #expect(try await Redirected(server: server, path: "redirect/20").download().statusCode == 200)
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aCookieSetByARedirectGoesOutWithTheNextHop(_ kind: TransportKind) async throws {
+        let response = try await Redirected(server: server(kind), path: "cookies/set", queryParameters: ["hop": "one"]).download()
+        #expect(response.httpResponse.url?.path() == "/cookies")
+        let cookies = try JSONDecoder().decode([String: [String: String]].self, from: response.data)
+        #expect(cookies["cookies"] == ["hop": "one"])
+    }
+
+    @Test(arguments: TransportKind.allCases)
+    func aFileDownloadFollowsTheRedirect(_ kind: TransportKind) async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "convey-redirect-wire-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appending(path: "got.json")
+        let response = try await Redirected(server: server(kind), path: "redirect/2").download(to: destination)
+        #expect(response.statusCode == 200)
+        let echoed = try JSONDecoder().decode(HTTPBinEcho.self, from: try Data(contentsOf: destination))
+        #expect(echoed.url?.hasSuffix("/get") == true)
+    }
+
+    @Test(arguments: TransportKind.streaming)
+    func aStreamFollowsTheRedirect(_ kind: TransportKind) async throws {
+        let response = try await Redirected(server: server(kind), path: "redirect-to",
+                                            queryParameters: ["url": "/stream/3", "status_code": "302"]).stream()
+        var lines = 0
+        for try await _ in response.payload.lines { lines += 1 }
+        #expect(response.statusCode == 200)
+        #expect(response.payload.url?.path() == "/stream/3")
+        #expect(lines == 3)
     }
 
     @Test(arguments: TransportKind.allCases)
@@ -85,20 +177,19 @@ struct RedirectWireTests {
     /// The header fields a redirect from httpbin to `target` delivered there, as the echo shows them;
     /// `credentials` names credential fields beyond the standard ones, as a server's `redaction` does.
     private func fieldsArriving(at target: String, via kind: TransportKind, extra: Headers = [],
-                                credentials: Redaction = .none) async throws -> [String: String] {
-        var request = OutgoingRequest(url: try TestServers.httpbin("/redirect-to?url=\(target)&status_code=302"))
-        for header in CredentialFields.sent { request.setValue(header.value, forHTTPHeaderField: header.name) }
-        for header in extra { request.setValue(header.value, forHTTPHeaderField: header.name) }
-        var exchange = TransportRequest(request: request, timeout: .seconds(20))
-        exchange.credentialFields = credentials
-        let body = try await kind.make().send(exchange).data
-        return try Self.echoedFields(body)
+                                credentials: Redaction = .standard) async throws -> [String: String] {
+        let server = try server(kind) { $0.redaction = credentials }
+        var fields = Headers()
+        for header in CredentialFields.sent { fields[header.name] = header.value }
+        for header in extra { fields[header.name] = header.value }
+        let response = try await Forwarded(server: server, queryParameters: ["url": target, "status_code": "302"], fields: fields).download()
+        return try Self.echoedFields(response.data)
     }
 
     @Test(arguments: TransportKind.allCases)
     func aHeaderTheServerNamesAsACredentialIsDroppedOnARedirectToAnotherOrigin(_ kind: TransportKind) async throws {
         let elsewhere = try #require(TestServers.eventsURL).absoluteString + "/headers"
-        var credentials = Redaction.none
+        var credentials = Redaction.standard
         credentials.headerNames.insert("x-tenant")
         let arrived = try await fieldsArriving(at: elsewhere, via: kind, extra: ["X-Tenant": "alice", "X-Region": "eu"],
                                                credentials: credentials)

@@ -6,21 +6,13 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One request and response on the wire (one hop of a redirect chain): the easy handle set up
-/// for it, the sink its response goes to, and how it ended.
+/// One request and response on the wire (one hop of a redirect chain, which the pipeline
+/// follows): the easy handle set up for it, the sink its response goes to, and how it ended.
 ///
 /// Ownership moves in one direction and back: the sender prepares it, the event loop runs it
 /// (callbacks parse the head and feed the sink on the loop thread), and the loop hands it back by
 /// resuming `continuation`, after which only the sender touches it again.
 final class CurlTransfer: @unchecked Sendable {
-    /// How a transfer ended, when it did not fail.
-    enum Outcome {
-        /// The final response went to the sink, whole.
-        case delivered(ExchangeMetrics)
-        /// The response was a redirect to follow; its body was dropped.
-        case redirect(CurlRedirect.Hop)
-    }
-
     let easy: CurlEasyHandle
     /// The transport's handles and connection limit this transfer belongs to.
     let pool: CurlHandlePool
@@ -31,10 +23,6 @@ final class CurlTransfer: @unchecked Sendable {
     private let usesTLS: Bool
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
-    private let request: URLRequest
-    /// The credential fields beyond the standard ones, dropped on a redirect to another origin.
-    private let credentials: Redaction
-    private let followsRedirects: Bool
     private let requestBody: CurlRequestBody?
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
@@ -57,7 +45,6 @@ final class CurlTransfer: @unchecked Sendable {
     private var deliveredHead: ResponseHead?
     /// The connection's TLS version, read when the head arrived.
     private var tlsVersion: String?
-    private var redirectHop: CurlRedirect.Hop?
     private var decoder: ContentDecoder?
     /// Bytes at the start of the next delivery that were consumed before a pause: curl delivers a
     /// paused chunk again, whole.
@@ -84,15 +71,12 @@ final class CurlTransfer: @unchecked Sendable {
         self.easy = easy
         self.pool = pool
         self.url = url
-        self.request = request
         self.sink = sink
         let address = url.absoluteString
         origin = CurlTransfer.origin(of: address)
         usesTLS = origin.hasPrefix("https:")
         let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
-        followsRedirects = transportRequest.followsRedirects
-        credentials = transportRequest.credentialFields
         head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize)
         progressHandler = transportRequest.progress
         method = request.httpMethod ?? "GET"
@@ -184,23 +168,22 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = nil
     }
 
-    /// How the transfer ended, or the error it failed with. `handOff` is the lock the loop held
+    /// What the transfer cost, once the response went to the sink whole, or the error it failed with. `handOff` is the lock the loop held
     /// when it finished the transfer: taking it orders everything the loop wrote before.
-    func outcome(after handOff: NSLock) throws -> Outcome {
+    func outcome(after handOff: NSLock) throws -> ExchangeMetrics {
         handOff.withLock {}
         if let callbackFailure { throw failure(for: callbackFailure) }
         if let failure { throw failure }
         guard result == CURLE_OK else {
             // A re-send stopped before it went out, or one curl gave up on because the body could not be rewound.
             if resendRefused || (result == CURLE_SEND_FAIL_REWIND && !mayBeResent) { throw CurlErrors.notResent(method: method, url: url) }
-            if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil, redirectHop == nil {
+            if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil {
                 // curl refuses a single header line over its own limit (CURL_MAX_HTTP_HEADER) this way.
                 throw ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Self.curlHeaderLineLimit, url: url))
             }
             throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
                                       url: url, bodyReadFailed: requestBody?.readFailed ?? false)
         }
-        if let redirectHop { return .redirect(redirectHop) }
         guard let deliveredHead else {
             throw Self.malformed("the response head never completed before the connection closed", url: url)
         }
@@ -209,7 +192,7 @@ final class CurlTransfer: @unchecked Sendable {
         } catch {
             throw failure(for: error)
         }
-        return .delivered(metrics(httpVersion: deliveredHead.httpVersion))
+        return metrics(httpVersion: deliveredHead.httpVersion)
     }
 
     /// The figures curl kept for this transfer.
@@ -261,18 +244,14 @@ final class CurlTransfer: @unchecked Sendable {
 
     fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastActivity = CurlClock.now
-        // Trailer fields after a chunked body, or the rest of a redirect: not part of the head.
-        guard deliveredHead == nil, redirectHop == nil else { return bytes.count }
+        // Trailer fields after a chunked body: not part of the head.
+        guard deliveredHead == nil else { return bytes.count }
         do {
             guard try head.consume(bytes) else { return bytes.count }
             let status = head.statusCode
             // An interim response (100 Continue, 103 Early Hints): the final head follows.
             if (100..<200).contains(status), status != 101 { return bytes.count }
             let final = try head.head(url: url)
-            if followsRedirects, let hop = try CurlRedirect.nextHop(after: final, request: request, url: url, credentials: credentials) {
-                redirectHop = hop
-                return bytes.count
-            }
             if decodesContent, let coding = ContentDecoder.Coding(contentEncoding: final.fields["Content-Encoding"]) {
                 decoder = ContentDecoder(coding: coding)
             }
@@ -292,7 +271,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastActivity = CurlClock.now
-        guard redirectHop == nil else { return bytes.count }
         guard deliveredHead != nil else {
             callbackFailure = CurlResponseHead.Failure.malformed("body bytes arrived before a complete head")
             return 0
