@@ -82,9 +82,6 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Whether the loop has stopped: its thread ended and its multi handle is gone.
     var hasStopped: Bool { sharedLock.withLock { shared.stopped } }
 
-    /// Whether the calling thread is any event loop's.
-    static var isOnALoop: Bool { convey_event_loop_current() != nil }
-
     // MARK: Transfers, from any thread
 
     /// Starts `transfer`, which its pool admitted to this loop; its continuation is resumed when
