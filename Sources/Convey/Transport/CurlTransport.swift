@@ -49,8 +49,8 @@ public final class CurlTransport: ConveyTransport {
         /// Requests at once to one host over one HTTP/2 or HTTP/3 connection, once the host has
         /// answered over it; more wait for a free stream. Default: 100, nginx's and most servers' own limit.
         public var maximumStreamsPerHost: Int
-        /// How many event loops (threads driving libcurl) run this transport's transfers, 1 to 16.
-        /// Default: 1, the loop every such transport in the process shares.
+        /// How many event loops (threads driving libcurl) run this transport's transfers, 1 to 16
+        /// (other values are clamped). Default: 1, the loop every such transport in the process shares.
         ///
         /// One loop moves about 10,000 small responses a second on a fast core; a transport that
         /// needs more gets loops of its own with 2 or more, which end when it is released. Its
