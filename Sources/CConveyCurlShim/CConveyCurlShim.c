@@ -88,7 +88,7 @@ static void convey_curl_share_unlock(CURL *easy, curl_lock_data data, void *cont
     if (data >= 0 && data < CURL_LOCK_DATA_LAST) pthread_mutex_unlock(&share->locks[data]);
 }
 
-convey_curl_share *convey_curl_share_create(void) {
+convey_curl_share *convey_curl_share_create(int shares_connections) {
     convey_curl_share *share = calloc(1, sizeof(convey_curl_share));
     if (share == NULL) return NULL;
     share->handle = curl_share_init();
@@ -102,9 +102,10 @@ convey_curl_share *convey_curl_share_create(void) {
     curl_share_setopt(share->handle, CURLSHOPT_USERDATA, share);
     curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_COOKIE);
     curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-    // Connections too: a transport never reuses another's (libcurl matches TLS settings before
-    // reusing, but not proxy credentials nor the HTTP version asked for).
-    curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+    // Connections too, on a loop that transports share: a transport never reuses another's
+    // (libcurl matches TLS settings before reusing, but not proxy credentials nor the HTTP version
+    // asked for). A transport with loops of its own keeps them in each loop's multi handle instead.
+    if (shares_connections) curl_share_setopt(share->handle, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
     return share;
 }
 
@@ -120,12 +121,12 @@ void convey_curl_share_destroy(convey_curl_share *share) {
     free(share);
 }
 
-static _Thread_local int convey_is_event_loop_thread = 0;
+static _Thread_local const void *convey_current_event_loop = NULL;
 
-void convey_event_loop_mark_current_thread(void) {
-    convey_is_event_loop_thread = 1;
+void convey_event_loop_mark_current_thread(const void *loop) {
+    convey_current_event_loop = loop;
 }
 
-int convey_event_loop_is_current_thread(void) {
-    return convey_is_event_loop_thread;
+const void *convey_event_loop_current(void) {
+    return convey_current_event_loop;
 }

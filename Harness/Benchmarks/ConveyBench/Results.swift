@@ -63,6 +63,27 @@ struct Results {
             }
         }
     }
+
+    /// Each `--loops` client's throughput and CPU per request over the same client's with the
+    /// first loop count, within each round: median (min–max) of the per-round ratios.
+    func printLoopRatios(of workload: Workload, loops: [Int]) {
+        guard let first = loops.first else { return }
+        print("\nEvent loops against \(first) within each round: median (min–max) of the per-round ratios.\n")
+        print("| client | in flight | loops | throughput × \(first) loop\(first == 1 ? "" : "s") | CPU/req × \(first) loop\(first == 1 ? "" : "s") |")
+        print("|---|---|---|---|---|")
+        for concurrency in workload.concurrencies {
+            for name in [LoopComparison.conveyName, LoopComparison.rawName] {
+                let reference = measurements(name(first), concurrency)
+                guard !reference.isEmpty else { continue }
+                for count in loops.dropFirst() {
+                    let runs = measurements(name(count), concurrency)
+                    let throughput = zip(runs, reference).map { $0.requestsPerSecond / $1.requestsPerSecond }
+                    let cpu = zip(runs, reference).map { $0.cpuPerRequest / $1.cpuPerRequest }
+                    print("| \(name(count)) | \(concurrency) | \(count) | \(spread(throughput, digits: 2)) | \(spread(cpu, digits: 2)) |")
+                }
+            }
+        }
+    }
 }
 
 func median(_ values: [Double]) -> Double {

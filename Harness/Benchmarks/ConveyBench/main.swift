@@ -6,6 +6,7 @@
 //   scripts/bench                                   # builds in release, starts nginx, runs this
 //   scripts/bench --workloads small --rounds 1      # one workload, one round
 //   scripts/bench --smoke                           # tiny counts: checks the command still works
+//   scripts/bench --workloads small --loops 1,2 --only loops:   # CurlTransport on 1 and on 2 event loops
 //
 // Workloads: small GETs (1 KB) at 1, 16 and 64 in flight; a typed JSON decode of a 256 KB body
 // with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; small GETs over HTTPS from
@@ -16,7 +17,9 @@
 // request and context switches per request (getrusage: user + system time and voluntary +
 // involuntary switches of the whole process), cores used (CPU time over wall time), the ratio to
 // raw URLSession, and for small GETs each client's throughput and CPU against the C loop's
-// within each round.
+// within each round. With `--loops 1,2,...`, the small GETs also run through Convey on curl and
+// CurlTransport alone with each number of event loops (`CurlTransport.Configuration.eventLoops`),
+// in the same rounds, and each count's throughput and CPU are given against the first count's.
 import BenchSupport
 import Convey
 import Foundation
@@ -37,6 +40,8 @@ struct Settings {
     var workloads = Set(Workload.Kind.allCases)
     /// Runs only the clients whose name contains this text (case-insensitive).
     var only: String?
+    /// Event loop counts to compare CurlTransport at, on small GETs; none by default.
+    var loops: [Int] = []
 
     init(arguments: [String]) throws {
         var iterator = arguments.dropFirst().makeIterator()
@@ -51,6 +56,7 @@ struct Settings {
             case "--rounds": rounds = try Self.positive(value, flag)
             case "--memory": memoryRequests = try Self.count(value, flag)
             case "--only": only = value
+            case "--loops": loops = try value.split(separator: ",").map { try Self.positive(String($0), flag) }
             case "--workloads":
                 workloads = Set(try value.split(separator: ",").map { name in
                     guard let kind = Workload.Kind(rawValue: String(name)) else { throw BenchError.usage("unknown workload \(name)") }
@@ -82,7 +88,7 @@ enum BenchError: Error, CustomStringConvertible {
         switch self {
         case .usage(let text):
             "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post,https2,https1,handshake,blocking] "
-                + "[--only text] [--smoke]\n\(text)"
+                + "[--only text] [--loops 1,2,...] [--smoke]\n\(text)"
         case .badResponse(let text): "bad response: \(text)"
         case .ceilingUnavailable(let reason): "the C loop is not available: \(reason)"
         }
@@ -166,7 +172,7 @@ func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any Conv
 
 /// The workloads, each with its clients: raw URLSession first, the baseline of the ratios to
 /// URLSession; the C loop, when there is one, last among the small GETs' clients.
-func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?) async throws -> [Workload] {
+func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?, loops: [Int]) async throws -> [Workload] {
     guard let smallURL = URL(string: base.absoluteString + "/1k.bin"), let jsonURL = URL(string: base.absoluteString + "/256k.json"),
           let sinkURL = URL(string: base.absoluteString + "/upload-sink") else { throw BenchError.usage("bad URL \(base)") }
     let remote = Remote(name: "nginx", url: base)
@@ -209,6 +215,7 @@ func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?) async throws -> [W
             let response = try await curl.send(TransportRequest(request: OutgoingRequest(url: smallURL), timeout: .seconds(30)))
             return try checked(response.head.makeHTTPURLResponse(), response.data.count)
         })
+        small += try await loopClients(remote: remote, url: smallURL, loops: loops)
     }
     if let ceiling { small.append(CurlCeiling.client(executable: ceiling, url: smallURL)) }
 
@@ -247,6 +254,29 @@ func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?) async throws -> [W
     ]
     if curlAvailable, let tls { workloads += try await makeHTTPSWorkloads(tls, ceiling: ceiling) }
     return workloads
+}
+
+/// Small GETs through Convey on curl and CurlTransport alone, each on a transport with
+/// `eventLoops` set to each of `loops`, otherwise configured as `BuiltInTransport.curl` makes it.
+func loopClients(remote: Remote, url: URL, loops: [Int]) async throws -> [Client] {
+    var clients: [Client] = []
+    for count in loops {
+        let transport = CurlTransport(configuration: .init(eventLoops: count))
+        let server = await makeServer(remote, transport: .curl, custom: transport)
+        clients.append(Client.pooled(LoopComparison.conveyName(count)) { try await SmallGet(server: server).download().data.count })
+        clients.append(Client.pooled(LoopComparison.rawName(count)) {
+            let response = try await transport.send(TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(30)))
+            guard response.head.statusCode == 200 else { throw BenchError.badResponse("status \(response.head.statusCode)") }
+            return response.data.count
+        })
+    }
+    return clients
+}
+
+/// The names of the `--loops` clients, which the comparison table looks up.
+enum LoopComparison {
+    static func conveyName(_ loops: Int) -> String { "Convey · curl, loops: \(loops)" }
+    static func rawName(_ loops: Int) -> String { "CurlTransport (raw), loops: \(loops)" }
 }
 
 /// The test CA's nginx (HTTP/2 and HTTP/1.1 over TLS 1.3) and the CA file that trusts it.
@@ -321,7 +351,7 @@ func run() async throws {
     // The C loop is the reference of the small GETs' ratios, so `--only` keeps it.
     let tls = TLSServer(environment: environment)
     if tls == nil { print("Note: the HTTPS workloads are skipped: CONVEY_TLS_CA_URL and CONVEY_TLS_DIR are not set") }
-    let workloads = try await makeWorkloads(base: base, ceiling: ceiling, tls: tls)
+    let workloads = try await makeWorkloads(base: base, ceiling: ceiling, tls: tls, loops: settings.loops)
         .filter { settings.workloads.contains($0.kind) }
         .map { workload in
             Workload(kind: workload.kind, title: workload.title, concurrencies: workload.concurrencies, share: workload.share,
@@ -353,6 +383,9 @@ func run() async throws {
         results.printMedians(of: workload, rounds: settings.rounds)
         if workload.clients.contains(where: { $0.name == CurlCeiling.clientName }) {
             results.printRatiosToCeiling(of: workload)
+        }
+        if settings.loops.count > 1, workload.kind == .small {
+            results.printLoopRatios(of: workload, loops: settings.loops)
         }
     }
 

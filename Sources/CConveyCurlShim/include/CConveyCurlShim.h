@@ -39,18 +39,20 @@ CURLMcode convey_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long v
 CURLcode convey_curl_message_result(const CURLMsg *message);
 
 /// A share handle for one transport: its cookie jar and TLS sessions, usable by easy handles on
-/// any thread (each kind of data behind its own mutex). NULL when libcurl or memory fails.
+/// any thread (each kind of data behind its own mutex), and its connections when
+/// `shares_connections` is nonzero (libcurl's shared connection cache is not safe across threads:
+/// only for a transport whose transfers all run on one thread). NULL when libcurl or memory fails.
 typedef struct convey_curl_share convey_curl_share;
 
-convey_curl_share *convey_curl_share_create(void);
+convey_curl_share *convey_curl_share_create(int shares_connections);
 /// The CURLSH * to pass to CURLOPT_SHARE.
 CURLSH *convey_curl_share_handle(convey_curl_share *share);
 /// Frees the share; every easy handle that used it must be cleaned up first.
 void convey_curl_share_destroy(convey_curl_share *share);
 
-/// Marks the calling thread as Convey's event loop thread; called once, by that thread.
-void convey_event_loop_mark_current_thread(void);
-/// Whether the calling thread is Convey's event loop thread: a thread-local read, no lock.
-int convey_event_loop_is_current_thread(void);
+/// Marks the calling thread as the thread of event loop `loop`; called once, by that thread.
+void convey_event_loop_mark_current_thread(const void *loop);
+/// The event loop whose thread is calling, NULL on any other thread: a thread-local read, no lock.
+const void *convey_event_loop_current(void);
 
 #endif

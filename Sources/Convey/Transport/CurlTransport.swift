@@ -7,11 +7,12 @@ import FoundationNetworking
 /// A Linux transport that drives libcurl's multi interface itself: the same wire behaviour as
 /// `URLSessionTransport`, at a fraction of its cost (see Docs/performance.md).
 ///
-/// Every curl transport in the process shares one event loop thread, which is also the executor
-/// of `@ConveyActor`: a run on the actor starts its transfer, gets its head and body and is
-/// resumed on that thread, with no hand-off between threads. Each transport keeps its own cookie
-/// jar, TLS sessions, connections, pooled easy handles and per-host connection limit. A redirect
-/// is returned as the response (the pipeline follows it, each hop a send of its own).
+/// By default every curl transport in the process shares one event loop thread, which drives
+/// libcurl and runs no app code; a transport made with `eventLoops` above 1 spreads its transfers
+/// over loops of its own, one thread each, for more throughput than one core gives (see
+/// `Configuration.eventLoops`). Each transport keeps its own cookie jar, TLS sessions,
+/// connections, pooled easy handles and per-host connection limit. A redirect is returned as the
+/// response (the pipeline follows it, each hop a send of its own).
 /// Requests ask for `gzip, deflate` unless they name their own `Accept-Encoding`; Convey decodes
 /// those itself, checking their integrity (a truncated or corrupt body is an error), and hands
 /// any other coding through undecoded with its `Content-Encoding`. The head and body go to the
@@ -53,6 +54,17 @@ public final class CurlTransport: ConveyTransport {
         /// Requests at once to one host over one HTTP/2 or HTTP/3 connection, once the host has
         /// answered over it; more wait for a free stream. Default: 100, nginx's and most servers' own limit.
         public var maximumStreamsPerHost: Int
+        /// How many event loops (threads driving libcurl) run this transport's transfers, 1 to 16
+        /// (other values are clamped). Default: 1, the loop every such transport in the process shares.
+        ///
+        /// One loop moves about 10,000 small responses a second on a fast core; a transport that
+        /// needs more gets loops of its own with 2 or more, which end when it is released. Its
+        /// transfers go to the loop with the most room for their host: a light load stays on the
+        /// first loop and reuses its connections, a heavy one spreads over all. Each loop keeps
+        /// its own connections (libcurl cannot share a connection cache between threads), so
+        /// `maximumConnectionsPerHost` and `maximumStreamsPerHost` are split between the loops
+        /// and still hold in total; cookies and TLS sessions stay common to all of them.
+        public var eventLoops: Int
 
         /// A PEM file of the certificate authorities to trust instead of the system's store.
         @available(*, deprecated, message: "use tls.trustRoots = .only(certificatesFile:), or .systemAnd(certificatesFile:) to keep the system's")
@@ -65,7 +77,8 @@ public final class CurlTransport: ConveyTransport {
         public init(maximumConnectionsPerHost: Int = 6,
                     connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true,
                     tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
-                    httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100) {
+                    httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100,
+                    eventLoops: Int = 1) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.connectTimeout = connectTimeout
             self.totalTimeout = totalTimeout
@@ -74,6 +87,7 @@ public final class CurlTransport: ConveyTransport {
             self.proxy = proxy
             self.httpVersion = httpVersion
             self.maximumStreamsPerHost = maximumStreamsPerHost
+            self.eventLoops = eventLoops
         }
 
         /// Creates a configuration; `maximumRedirects` is ignored.
@@ -106,18 +120,41 @@ public final class CurlTransport: ConveyTransport {
     public let configuration: Configuration
     private let pool: CurlHandlePool
 
-    /// How many of this transport's transfers are on the wire now (0 once every send has returned).
+    /// How many of this transport's transfers are on the wire now, over all its loops (0 once
+    /// every send has returned).
     func transfersOnTheWire() async -> Int {
-        await CurlEventLoop.shared.transfersOnTheWire(of: pool)
+        var count = 0
+        for loop in pool.loops { count += await loop.transfersOnTheWire(of: pool) }
+        return count
     }
 
-    /// Creates a transport with its own cookie jar and handle pool on the process's event loop.
+    /// How many transfers each of this transport's loops was given since it was made.
+    var transfersStartedPerLoop: [Int] { pool.transfersAdmittedPerLoop }
+
+    /// The loops this transport's transfers run on.
+    var eventLoops: [CurlEventLoop] { pool.loops }
+
+    /// The most event loops one transport may have.
+    static let maximumEventLoops = 16
+
+    /// Creates a transport with its own cookie jar and handle pool, on the process's shared event
+    /// loop or, with `eventLoops` above 1, on loops of its own.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        pool = CurlHandlePool(configuration: configuration, maximumIdleHandles: 32)
+        let count = min(max(configuration.eventLoops, 1), Self.maximumEventLoops)
+        let loops = count == 1 ? [CurlEventLoop.shared]
+            : (1...count).map { CurlEventLoop(name: "Convey event loop \($0)/\(count)") }
+        pool = CurlHandlePool(configuration: configuration, loops: loops, maximumIdleHandles: 32)
     }
 
-    /// Runs on the caller's executor: from `@ConveyActor`, that is the event loop's own thread.
+    deinit {
+        // No transfer is left (each send holds the transport): the transport's own loops end,
+        // keeping the pool's share handle until their connections are closed.
+        guard pool.loops.count > 1 else { return }
+        for loop in pool.loops { loop.stop(owner: pool) }
+    }
+
+    /// Runs on the caller's executor, which is never an event loop's thread.
     public nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         let urlRequest = request.urlRequest
         guard let url = urlRequest.url else { throw URLError(.badURL) }
@@ -135,8 +172,7 @@ public final class CurlTransport: ConveyTransport {
     private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
                           request: TransportRequest, sink: any ResponseBodySink,
                           isolation: isolated (any Actor)? = #isolation) async throws -> ExchangeMetrics {
-        let loop = CurlEventLoop.shared
-        guard loop.drivesTransfers, let easy = pool.takeHandle() else {
+        guard pool.drivesTransfers, let easy = pool.takeHandle() else {
             throw URLError(.cannotLoadFromNetwork, userInfo: [
                 NSLocalizedDescriptionKey: "libcurl could not allocate a handle",
                 NSURLErrorFailingURLErrorKey: url,
@@ -163,9 +199,6 @@ public final class CurlTransport: ConveyTransport {
             pool.recycle(easy)
             throw error
         }
-        transfer.requestResume = { [loop, weak transfer] in
-            if let transfer { loop.resume(transfer) }
-        }
         defer {
             transfer.releaseResources()
             pool.recycle(easy)
@@ -176,12 +209,12 @@ public final class CurlTransport: ConveyTransport {
             _ = isolation
             await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
-                loop.start(transfer)
+                pool.start(transfer)
             }
         } onCancel: {
-            loop.cancel(transfer)
+            pool.cancel(transfer)
         }
-        return try transfer.outcome(after: loop.handOffLock)
+        return try transfer.outcome()
     }
 }
 #endif

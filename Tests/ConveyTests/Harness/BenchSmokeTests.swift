@@ -50,5 +50,22 @@ struct BenchSmokeTests {
         #expect(blocking.contains("| beside the blocking hook | "))
         #expect(run.stdout.contains("Peak RSS: "))
     }
+
+    #if os(Linux)
+    @Test func loopCountsRunSideBySideWithTheirRatios() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "convey-bench-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let run = try await HarnessProcess.run(["--smoke", "--workloads", "small", "--loops", "1,2", "--only", "loops:"],
+                                               records: scratch.appending(path: "records"), environment: ["CONVEY_CURL_CEILING": ""],
+                                               timeout: .seconds(120), executable: HarnessProcess.builtExecutable(named: "ConveyBench"))
+        #expect(run.status == 0, "\(run.output)")
+        for client in ["Convey · curl, loops: 1", "Convey · curl, loops: 2", "CurlTransport (raw), loops: 2"] {
+            #expect(run.stdout.contains("| \(client) | 64 |"), "\(run.output)")
+        }
+        #expect(!run.stdout.contains("| URLSession (raw) | 64 |"), "--only leaves the other clients out")
+        #expect(run.stdout.contains("| client | in flight | loops | throughput × 1 loop | CPU/req × 1 loop |"), "\(run.output)")
+        #expect(run.stdout.contains("| Convey · curl, loops: 2 | 16 | 2 | "), "\(run.output)")
+    }
+    #endif
 }
 #endif

@@ -97,6 +97,111 @@ struct CurlEventLoopTests {
     }
 }
 
+/// A transport with event loops of its own: its transfers spread over them, its per-host limit
+/// holds in total, and cancelling, pausing and resuming work on every loop.
+@Suite("Curl event loops of a transport", .wire, .serialized)
+struct CurlEventLoopGroupTests {
+    @Test(.timeLimit(.minutes(1)))
+    func manyConcurrentTransfersAllSucceedSpreadOverBothLoops() async throws {
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, eventLoops: 2))
+        let url = try TestServers.nginx("/1k.bin")
+        let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<200 { group.addTask { try await transport.send(url).data.count } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(sizes == Array(repeating: 1024, count: 200))
+        let perLoop = transport.transfersStartedPerLoop
+        #expect(perLoop.count == 2)
+        #expect(perLoop.reduce(0, +) == 200)
+        #expect(perLoop.allSatisfy { $0 > 0 }, "both loops ran transfers: \(perLoop)")
+        #expect(await transport.transfersOnTheWire() == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func theConnectionLimitPerHostHoldsInTotalOverTheLoops() async throws {
+        let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 2, eventLoops: 2))
+        let url = try TestServers.nginx("/1k.bin")
+        // nginx keeps connections open, so every connection the transport opened shows up as one
+        // response that did not reuse a connection.
+        let reused = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<64 { group.addTask { try await transport.send(url).metrics.reusedConnection ?? false } }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(reused.count == 64)
+        #expect(reused.count { !$0 } <= 2, "connections opened: \(reused.count { !$0 })")
+        #expect(transport.transfersStartedPerLoop.allSatisfy { $0 > 0 })
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func cancellingATransferOnTheSecondLoopEndsItAndLeavesTheFirstRunning() async throws {
+        let transport = CurlTransport(configuration: .init(eventLoops: 2))
+        let request = TransportRequest(request: OutgoingRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30))
+        let firstSink = StutteringSink(refuseEvery: 1, resumes: false)
+        let first = Task { try await transport.send(request, into: firstSink) }
+        try await waitUntil("the first transfer paused") { firstSink.pauses > 0 }
+        let secondSink = StutteringSink(refuseEvery: 1, resumes: false)
+        let second = Task { try await transport.send(request, into: secondSink) }
+        try await waitUntil("the second transfer paused") { secondSink.pauses > 0 }
+        // With one transfer on the first loop, the second loop has more room.
+        #expect(transport.transfersStartedPerLoop == [1, 1])
+        second.cancel()
+        #expect((await second.result.failure as? URLError)?.code == .cancelled)
+        #expect(await transport.transfersOnTheWire() == 1)
+        first.cancel()
+        #expect((await first.result.failure as? URLError)?.code == .cancelled)
+        #expect(await transport.transfersOnTheWire() == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func pausedTransfersResumeOnBothLoopsWithEveryByteInOrder() async throws {
+        let transport = CurlTransport(configuration: .init(eventLoops: 2))
+        let request = TransportRequest(request: OutgoingRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30))
+        let sinks = [StutteringSink(refuseEvery: 3), StutteringSink(refuseEvery: 3)]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sink in sinks { group.addTask { _ = try await transport.send(request, into: sink) } }
+            try await group.waitForAll()
+        }
+        let expected = StutteringSink.checksum(ofFile: try #require(ProcessInfo.processInfo.environment["CONVEY_NGINX_ROOT"]) + "/16m.bin")
+        for sink in sinks {
+            #expect(sink.received == 16 << 20)
+            #expect(sink.pauses > 0)
+            #expect(sink.checksum == expected)
+        }
+        #expect(transport.transfersStartedPerLoop == [1, 1])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func anIdleTransferOnTheSecondLoopTimesOut() async throws {
+        let transport = CurlTransport(configuration: .init(eventLoops: 2))
+        let url = try TestServers.httpbin("/delay/2")
+        let occupying = Task { try await transport.send(url, timeout: .seconds(30)) }
+        try await waitUntil("the first transfer went to the first loop") { transport.transfersStartedPerLoop == [1, 0] }
+        let error = await #expect(throws: URLError.self) { _ = try await transport.send(url, timeout: .milliseconds(300)) }
+        #expect(error?.code == .timedOut)
+        #expect(transport.transfersStartedPerLoop == [1, 1])
+        occupying.cancel()
+        _ = await occupying.result
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aTransportsOwnLoopsStopWhenItIsReleased() async throws {
+        var transport: CurlTransport? = CurlTransport(configuration: .init(eventLoops: 3))
+        let loops = try #require(transport?.eventLoops)
+        #expect(loops.count == 3)
+        #expect(try await transport?.send(try TestServers.nginx("/1k.bin")).data.count == 1024)
+        #expect(!loops.contains { $0.hasStopped })
+        transport = nil
+        try await waitUntil("every loop stopped") { loops.allSatisfy(\.hasStopped) }
+        #expect(!CurlEventLoop.shared.hasStopped)
+    }
+
+    @Test func oneLoopIsTheSharedOneAndTheCountIsBounded() {
+        #expect(CurlTransport().eventLoops.map(ObjectIdentifier.init) == [ObjectIdentifier(CurlEventLoop.shared)])
+        #expect(CurlTransport(configuration: .init(eventLoops: 0)).eventLoops.count == 1)
+        #expect(CurlTransport(configuration: .init(eventLoops: 1_000)).eventLoops.count == CurlTransport.maximumEventLoops)
+    }
+}
+
 /// A sink that refuses every `refuseEvery`-th offer and asks to be resumed from a global-queue
 /// thread, counting pauses and summing what it took, in order.
 private final class StutteringSink: ResponseBodySink, @unchecked Sendable {

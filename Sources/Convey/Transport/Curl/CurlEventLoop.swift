@@ -3,9 +3,11 @@ import CConveyCurlShim
 import CCurl
 import Foundation
 
-/// The process's one event loop: a thread that drives libcurl's multi handle for every
-/// `CurlTransport`, and runs nothing else of the app's: `@ConveyActor` has an executor of its
-/// own, so no hook or app code ever holds up a transfer.
+/// An event loop: a thread that drives one libcurl multi handle for the transports that use it,
+/// and runs nothing else of the app's: `@ConveyActor` has an executor of its own, so no hook or
+/// app code ever holds up a transfer. `shared` serves every transport with one loop; a transport
+/// with several (`CurlTransport.Configuration.eventLoops`) has loops of its own, which stop when
+/// it goes away. Which transfer runs on which loop is the transport's `CurlHandlePool`'s call.
 ///
 /// Commands from other threads (start, cancel, a stream reader making room) go through a
 /// lock-protected inbox and wake the loop with `curl_multi_wakeup` only when it sleeps in
@@ -19,9 +21,8 @@ import Foundation
 /// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
 /// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
 final class CurlEventLoop: @unchecked Sendable {
-    /// The loop every transport and `@ConveyActor` share.
-    static let shared = CurlEventLoop()
-
+    /// The loop every transport with one loop shares; it lives as long as the process.
+    static let shared = CurlEventLoop(name: "Convey event loop")
 
     private enum Command {
         case start(CurlTransfer)
@@ -29,6 +30,9 @@ final class CurlEventLoop: @unchecked Sendable {
         case resume(CurlTransfer)
         /// Reports how many transfers of one transport are on the wire, counted on the loop thread.
         case countTransfers(CurlHandlePool, @Sendable (Int) -> Void)
+        /// Ends the loop once no transfer is left; `owner` is released only after the multi handle
+        /// and its connections are gone (they use its share handle).
+        case stop(owner: AnyObject)
     }
 
     /// What other threads and the loop share, behind one lock.
@@ -36,6 +40,8 @@ final class CurlEventLoop: @unchecked Sendable {
         var inbox: [Command] = []
         /// The loop is (about to be) blocked in `curl_multi_poll` and needs a wakeup.
         var sleeping = false
+        /// The loop has stopped and its multi handle is gone: commands are dropped.
+        var stopped = false
     }
 
     /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`; `nil` when
@@ -45,8 +51,6 @@ final class CurlEventLoop: @unchecked Sendable {
     private let wakeWithoutCurl = DispatchSemaphore(value: 0)
     private let sharedLock = NSLock()
     private var shared = Shared()
-    /// Orders a finished transfer's results before its sender reads them (see `CurlTransfer.outcome`).
-    let handOffLock = NSLock()
 
     // Loop thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
@@ -57,23 +61,31 @@ final class CurlEventLoop: @unchecked Sendable {
     private var performing = false
     /// A transfer went on the wire since curl last ran: it should run again before sleeping.
     private var startedSincePerform = false
+    /// Set by `stop`: what the loop keeps alive until its multi handle is cleaned up.
+    private var stopOwner: AnyObject?
 
-    private init() {
+    /// Starts a loop on a new thread named `name`.
+    init(name: String) {
         multi = CurlGlobal.initialized ? curl_multi_init() : nil
+        // The thread holds the loop until it stops.
         let thread = Thread { [self] in run() }
-        thread.name = "Convey event loop"
+        thread.name = name
         thread.start()
     }
 
     /// Whether transfers can run: libcurl made a multi handle.
     var drivesTransfers: Bool { multi != nil }
 
-    /// Whether the calling thread is the loop's.
-    var isCurrent: Bool { convey_event_loop_is_current_thread() != 0 }
+    /// Whether the calling thread is this loop's.
+    var isCurrent: Bool { convey_event_loop_current() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// Whether the loop has stopped: its thread ended and its multi handle is gone.
+    var hasStopped: Bool { sharedLock.withLock { shared.stopped } }
 
     // MARK: Transfers, from any thread
 
-    /// Starts `transfer`; its continuation is resumed when it ends, however it ends.
+    /// Starts `transfer`, which its pool admitted to this loop; its continuation is resumed when
+    /// it ends, however it ends.
     func start(_ transfer: CurlTransfer) {
         submit(.start(transfer))
     }
@@ -96,14 +108,20 @@ final class CurlEventLoop: @unchecked Sendable {
         }
     }
 
-    /// Carries out `command` at once when called on the loop thread between curl calls (a sender
-    /// resumed there), otherwise queues it for the loop.
+    /// Ends the loop once its transfers are gone, then releases `owner`; for a transport's own loops.
+    func stop(owner: AnyObject) {
+        submit(.stop(owner: owner))
+    }
+
+    /// Carries out `command` at once when called on the loop thread between curl calls (a sink
+    /// that makes room from a callback), otherwise queues it for the loop.
     private func submit(_ command: Command) {
         if isCurrent, !performing {
             handle(command)
             return
         }
         let wake = sharedLock.withLock {
+            guard !shared.stopped else { return false }
             shared.inbox.append(command)
             defer { shared.sleeping = false }
             return shared.sleeping
@@ -112,7 +130,7 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// Outside the lock, so that the woken loop does not wait for it. Safe: the multi handle
-    /// lives as long as the process.
+    /// lives until the loop stops, and `stop` is the last command a loop is sent.
     private func wakeUp() {
         if let multi {
             curl_multi_wakeup(multi)
@@ -124,7 +142,7 @@ final class CurlEventLoop: @unchecked Sendable {
     // MARK: The loop thread
 
     private func run() {
-        convey_event_loop_mark_current_thread()
+        convey_event_loop_mark_current_thread(Unmanaged.passUnretained(self).toOpaque())
         var running: Int32 = 0
         // Swapped with the shared arrays, so that both sides keep their storage from one round to the next.
         var commands: [Command] = []
@@ -146,6 +164,7 @@ final class CurlEventLoop: @unchecked Sendable {
             }
 
             if startedSincePerform { continue }
+            if stopOwner != nil, active.isEmpty { break }
             let goesToSleep = sharedLock.withLock {
                 shared.sleeping = shared.inbox.isEmpty
                 return shared.sleeping
@@ -157,24 +176,26 @@ final class CurlEventLoop: @unchecked Sendable {
                 wakeWithoutCurl.wait()
             }
         }
+        sharedLock.withLock { shared.stopped = true }
+        if let multi { curl_multi_cleanup(multi) }
+        stopOwner = nil
     }
 
     private func handle(_ command: Command) {
         switch command {
         case .start(let transfer):
             guard !transfer.cancelRequested else {
-                end(transfer, failure: URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url]))
+                admitNext(after: transfer, multiplexed: false)
+                transfer.end(failure: CurlTransfer.cancelled(transfer.url))
                 return
             }
-            if transfer.pool.queues.admit(transfer, origin: transfer.origin) { begin(transfer) }
+            begin(transfer)
         case .cancel(let transfer):
-            let cancelled = URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: transfer.url])
             if active[transfer.easy.raw] === transfer {
                 remove(transfer)
-                end(transfer, failure: cancelled)
-            } else if transfer.pool.queues.removeWaiting(transfer, origin: transfer.origin) {
-                end(transfer, failure: cancelled)
+                transfer.end(failure: CurlTransfer.cancelled(transfer.url))
             } else {
+                // Its start is still on the way (or it ended already, and this changes nothing).
                 transfer.cancelRequested = true
             }
         case .resume(let transfer):
@@ -188,6 +209,8 @@ final class CurlEventLoop: @unchecked Sendable {
             performing = false
         case .countTransfers(let pool, let report):
             report(active.values.count { $0.pool === pool })
+        case .stop(let owner):
+            stopOwner = owner
         }
     }
 
@@ -196,23 +219,33 @@ final class CurlEventLoop: @unchecked Sendable {
         let now = CurlClock.now
         transfer.lastActivity = now
         nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
+        transfer.requestResume = { [self, weak transfer] in
+            if let transfer { resume(transfer) }
+        }
         let added = multi.map { curl_multi_add_handle($0, transfer.easy.raw) }
         guard added == CURLM_OK else {
             let reason = added.map { String(cString: curl_multi_strerror($0)) } ?? "libcurl has no multi handle"
-            end(transfer, failure: URLError(.unknown, userInfo: [
+            admitNext(after: transfer, multiplexed: false)
+            transfer.end(failure: URLError(.unknown, userInfo: [
                 NSLocalizedDescriptionKey: "curl could not start the transfer: \(reason)",
                 NSURLErrorFailingURLErrorKey: transfer.url,
             ]))
-            admitNext(after: transfer, multiplexed: false)
             return
         }
         active[transfer.easy.raw] = transfer
         startedSincePerform = true
     }
 
-    /// Frees `transfer`'s place in its origin's queue and starts whoever may run now.
+    /// Frees `transfer`'s place in its origin's queue and starts whoever may run now: here when
+    /// the place freed is this loop's, through its own loop's inbox otherwise.
     private func admitNext(after transfer: CurlTransfer, multiplexed: Bool) {
-        for next in transfer.pool.queues.finished(origin: transfer.origin, multiplexed: multiplexed) { begin(next) }
+        for next in transfer.pool.finished(transfer, on: self, multiplexed: multiplexed) {
+            if next.loop === self {
+                begin(next.transfer)
+            } else {
+                next.loop.start(next.transfer)
+            }
+        }
     }
 
     private func finishCompletedTransfers(_ multi: UnsafeMutableRawPointer) {
@@ -221,11 +254,11 @@ final class CurlEventLoop: @unchecked Sendable {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                   let transfer = active[easy] else { continue }
             let result = convey_curl_message_result(message)
-            handOffLock.withLock { transfer.result = result }
+            transfer.handOffLock.withLock { transfer.result = result }
             let multiplexed = transfer.result == CURLE_OK
                 && transfer.easy.info(CURLINFO_HTTP_VERSION) >= Int(CURL_HTTP_VERSION_2_0)
             remove(transfer, multiplexed: multiplexed)
-            end(transfer, failure: nil)
+            transfer.end(failure: nil)
         }
     }
 
@@ -245,7 +278,7 @@ final class CurlEventLoop: @unchecked Sendable {
         }
         for transfer in expired {
             remove(transfer)
-            end(transfer, failure: URLError(.timedOut, userInfo: [
+            transfer.end(failure: URLError(.timedOut, userInfo: [
                 NSLocalizedDescriptionKey: "no data moved for the timeout of \(Double(transfer.idleTimeout) / 1e9) s",
                 NSURLErrorFailingURLErrorKey: transfer.url,
             ]))
@@ -266,16 +299,6 @@ final class CurlEventLoop: @unchecked Sendable {
         if let multi { curl_multi_remove_handle(multi, transfer.easy.raw) }
         active[transfer.easy.raw] = nil
         admitNext(after: transfer, multiplexed: multiplexed)
-    }
-
-    /// Hands `transfer` back to its sender.
-    private func end(_ transfer: CurlTransfer, failure: URLError?) {
-        let continuation = handOffLock.withLock {
-            transfer.failure = failure
-            defer { transfer.continuation = nil }
-            return transfer.continuation
-        }
-        continuation?.resume()
     }
 }
 

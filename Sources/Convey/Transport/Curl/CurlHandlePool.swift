@@ -3,11 +3,13 @@ import CConveyCurlShim
 import CCurl
 import Foundation
 
-/// What belongs to one `CurlTransport` on the process's shared event loop: its cookie jar and TLS
-/// sessions, its idle easy handles, and its per-origin connection limit.
+/// What belongs to one `CurlTransport`: its event loops, its cookie jar and TLS sessions, its
+/// idle easy handles, and its per-origin connection limit, kept across all its loops.
 ///
 /// Transfers keep their pool alive, so its share handle outlives every easy handle that uses it.
 final class CurlHandlePool: @unchecked Sendable {
+    /// Where the transport's transfers run: the process's shared loop, or loops of its own.
+    let loops: [CurlEventLoop]
     /// The cookie jar and TLS sessions of this transport's transfers; `nil` if libcurl could not make one.
     private let share: OpaquePointer?
     private let handleDefaults: CurlHandleDefaults
@@ -17,11 +19,19 @@ final class CurlHandlePool: @unchecked Sendable {
     /// Easy handles waiting for their next request, behind a lock: senders may run on any thread.
     private let idleHandlesLock = NSLock()
     private var idleHandles: [CurlEasyHandle] = []
-    /// Which of this transport's transfers run and which wait for a connection. Event loop thread only.
-    var queues: CurlHostQueues<CurlTransfer>
+    /// Guards `queues` and each transfer's `loop` and `cancelledBeforeAdmission`: senders admit
+    /// and withdraw transfers on their own threads, loops hand a finished transfer's place on.
+    private let admissionLock = NSLock()
+    /// Which of this transport's transfers run, on which loop, and which wait for a connection.
+    private var queues: CurlHostQueues<CurlTransfer>
 
-    init(configuration: CurlTransport.Configuration, maximumIdleHandles: Int) {
-        let share = convey_curl_share_create()
+    /// A pool whose transfers run on `loops`. One loop of its own or the shared one: the share
+    /// handle also keeps the transport's connections apart from other transports' on that loop.
+    /// Several: each loop's multi handle keeps them (libcurl's shared connection cache is not
+    /// safe across threads), and the share keeps the cookies and TLS sessions common to all.
+    init(configuration: CurlTransport.Configuration, loops: [CurlEventLoop], maximumIdleHandles: Int) {
+        self.loops = loops
+        let share = convey_curl_share_create(loops.count == 1 ? 1 : 0)
         self.share = share
         self.maximumIdleHandles = maximumIdleHandles
         connectionOptions = CurlConnectionOptions(tls: configuration.tls, proxy: configuration.proxy,
@@ -29,7 +39,8 @@ final class CurlHandlePool: @unchecked Sendable {
         handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
                                             storesCookies: configuration.storesCookies, connectionOptions: connectionOptions)
         queues = CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
-                                streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost))
+                                streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost),
+                                loops: loops.count)
     }
 
     deinit {
@@ -38,6 +49,9 @@ final class CurlHandlePool: @unchecked Sendable {
         idleHandles.removeAll()
         convey_curl_share_destroy(share)
     }
+
+    /// Whether transfers can run: every loop has a libcurl multi handle.
+    var drivesTransfers: Bool { loops.allSatisfy(\.drivesTransfers) }
 
     /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
     func takeHandle() -> CurlEasyHandle? {
@@ -51,6 +65,69 @@ final class CurlHandlePool: @unchecked Sendable {
             // A handle the pool has no room for is freed when this call drops it.
             if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
         }
+    }
+
+    // MARK: Admission, from any thread
+
+    /// What a sender does next with a transfer it started or cancelled.
+    private enum Placement {
+        /// End it now, with `URLError(.cancelled)`: it never reached a loop.
+        case endsCancelled
+        /// Nothing: it waits for a place, or its start will see the cancellation.
+        case pending
+        /// Hand it to this loop.
+        case on(CurlEventLoop)
+    }
+
+    /// Starts `transfer` on a loop with room for it, or queues it for its origin's next free place;
+    /// ends it at once if its sender was cancelled already.
+    func start(_ transfer: CurlTransfer) {
+        let placement: Placement = admissionLock.withLock {
+            guard !transfer.cancelledBeforeAdmission else { return .endsCancelled }
+            guard let index = queues.admit(transfer, origin: transfer.origin) else { return .pending }
+            transfer.loop = loops[index]
+            return .on(loops[index])
+        }
+        switch placement {
+        case .endsCancelled: transfer.end(failure: CurlTransfer.cancelled(transfer.url))
+        case .pending: break
+        case .on(let loop): loop.start(transfer)
+        }
+    }
+
+    /// Ends `transfer` at once with `URLError(.cancelled)`, wherever it is: waiting for a place,
+    /// on a loop, or not started yet (then its start ends it).
+    func cancel(_ transfer: CurlTransfer) {
+        let placement: Placement = admissionLock.withLock {
+            if queues.removeWaiting(transfer, origin: transfer.origin) { return .endsCancelled }
+            guard let loop = transfer.loop else {
+                transfer.cancelledBeforeAdmission = true
+                return .pending
+            }
+            return .on(loop)
+        }
+        switch placement {
+        case .endsCancelled: transfer.end(failure: CurlTransfer.cancelled(transfer.url))
+        case .pending: break
+        case .on(let loop): loop.cancel(transfer)
+        }
+    }
+
+    /// Frees the place `transfer` held on `loop` (it ran, or failed to start, or was cancelled
+    /// before it did) and returns whoever may run now, each with its loop.
+    func finished(_ transfer: CurlTransfer, on loop: CurlEventLoop, multiplexed: Bool) -> [(transfer: CurlTransfer, loop: CurlEventLoop)] {
+        guard let index = loops.firstIndex(where: { $0 === loop }) else { return [] }
+        return admissionLock.withLock {
+            queues.finished(origin: transfer.origin, loop: index, multiplexed: multiplexed).map { next in
+                next.item.loop = loops[next.loop]
+                return (next.item, loops[next.loop])
+            }
+        }
+    }
+
+    /// How many transfers each of the transport's loops was given since it was made.
+    var transfersAdmittedPerLoop: [Int] {
+        admissionLock.withLock { queues.admittedPerLoop }
     }
 }
 #endif

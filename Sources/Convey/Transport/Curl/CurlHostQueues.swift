@@ -1,5 +1,6 @@
 #if canImport(CConveyCurlShim)
-/// How many transfers run at once to one origin, and which wait for a turn, first come first served.
+/// How many transfers run at once to one origin, on which of the transport's event loops, and
+/// which wait for a turn, first come first served.
 ///
 /// Why not curl's `CURLMOPT_MAX_HOST_CONNECTIONS`: libcurl 7.88 wakes one queued transfer per
 /// finished one, and a woken transfer that loses the free connection to a newer one goes back
@@ -9,57 +10,72 @@
 /// Over HTTP/1 every running transfer holds a connection, so the limit is connections per host.
 /// Once an origin has answered over HTTP/2 or 3, up to `streamsPerMultiplexedOrigin` share its
 /// connection.
+///
+/// With several loops, each keeps its own connections (a libcurl connection cache cannot be
+/// shared between threads), so the limit is split between them: loop `i` of `n` runs at most its
+/// share of an origin's transfers, and the shares add up to the limit. A loop then never needs
+/// more connections to the origin than its share, and the transport never more than the limit.
+/// A limit below the number of loops uses that many loops for the origin, one connection each.
 struct CurlHostQueues<Item: AnyObject> {
     private struct Origin {
-        var running = 0
+        /// Running transfers, per loop.
+        var running: [Int]
         var waiting: [Item] = []
         var firstWaiting = 0
         var multiplexes = false
 
         var hasWaiting: Bool { firstWaiting < waiting.count }
+        var isIdle: Bool { !hasWaiting && running.allSatisfy { $0 == 0 } }
     }
 
     /// Transfers at once to an origin over HTTP/1; 0 means no limit.
     let connectionsPerOrigin: Int
     /// Transfers at once to an origin that multiplexes (HTTP/2 or 3).
     let streamsPerMultiplexedOrigin: Int
+    /// How many event loops the transfers are spread over.
+    let loops: Int
     private var origins: [String: Origin] = [:]
+    /// How many transfers each loop was given, ever: which loops the load went to.
+    private(set) var admittedPerLoop: [Int]
 
-    init(connectionsPerOrigin: Int, streamsPerMultiplexedOrigin: Int = 100) {
+    init(connectionsPerOrigin: Int, streamsPerMultiplexedOrigin: Int = 100, loops: Int = 1) {
         self.connectionsPerOrigin = connectionsPerOrigin
         self.streamsPerMultiplexedOrigin = streamsPerMultiplexedOrigin
+        self.loops = max(1, loops)
+        admittedPerLoop = Array(repeating: 0, count: self.loops)
     }
 
-    /// Whether `item` may run now; if not, it waits its turn.
-    mutating func admit(_ item: Item, origin key: String) -> Bool {
-        var origin = origins[key] ?? Origin()
+    /// The loop `item` may run on now; `nil` if it waits its turn.
+    mutating func admit(_ item: Item, origin key: String) -> Int? {
+        var origin = origins[key] ?? Origin(running: Array(repeating: 0, count: loops))
         defer { origins[key] = origin }
-        if origin.running < limit(for: origin) {
-            origin.running += 1
-            return true
+        guard let loop = loopWithRoom(in: origin, preferring: nil) else {
+            origin.waiting.append(item)
+            return nil
         }
-        origin.waiting.append(item)
-        return false
+        start(on: loop, in: &origin)
+        return loop
     }
 
-    /// Records that a running item ended, and whether its origin turned out to multiplex;
-    /// returns the waiting items that may run now, already counted as running.
-    mutating func finished(origin key: String, multiplexed: Bool) -> [Item] {
-        guard var origin = origins[key] else { return [] }
-        origin.running = max(0, origin.running - 1)
+    /// Records that an item running on `loop` ended, and whether its origin turned out to
+    /// multiplex; returns the waiting items that may run now, already counted as running, each
+    /// with its loop: `loop` itself first, where the freed connection is.
+    mutating func finished(origin key: String, loop: Int, multiplexed: Bool) -> [(item: Item, loop: Int)] {
+        guard var origin = origins[key], origin.running.indices.contains(loop) else { return [] }
+        origin.running[loop] = max(0, origin.running[loop] - 1)
         if multiplexed { origin.multiplexes = true }
-        var admitted: [Item] = []
-        while origin.hasWaiting, origin.running < limit(for: origin) {
-            admitted.append(origin.waiting[origin.firstWaiting])
+        var admitted: [(item: Item, loop: Int)] = []
+        while origin.hasWaiting, let next = loopWithRoom(in: origin, preferring: loop) {
+            admitted.append((origin.waiting[origin.firstWaiting], next))
             origin.firstWaiting += 1
-            origin.running += 1
+            start(on: next, in: &origin)
         }
         if origin.firstWaiting > 64, origin.firstWaiting * 2 > origin.waiting.count {
             origin.waiting.removeFirst(origin.firstWaiting)
             origin.firstWaiting = 0
         }
         // Forget idle origins, so that memory stays flat however many hosts were visited.
-        origins[key] = origin.running == 0 && !origin.hasWaiting ? nil : origin
+        origins[key] = origin.isIdle ? nil : origin
         return admitted
     }
 
@@ -68,7 +84,7 @@ struct CurlHostQueues<Item: AnyObject> {
         guard var origin = origins[key],
               let index = origin.waiting[origin.firstWaiting...].firstIndex(where: { $0 === item }) else { return false }
         origin.waiting.remove(at: index)
-        origins[key] = origin.running == 0 && !origin.hasWaiting ? nil : origin
+        origins[key] = origin.isIdle ? nil : origin
         return true
     }
 
@@ -77,9 +93,36 @@ struct CurlHostQueues<Item: AnyObject> {
         origins.values.reduce(0) { $0 + $1.waiting.count - $1.firstWaiting }
     }
 
-    private func limit(for origin: Origin) -> Int {
+    private mutating func start(on loop: Int, in origin: inout Origin) {
+        origin.running[loop] += 1
+        admittedPerLoop[loop] += 1
+    }
+
+    /// The loop with the most room for one more of the origin's transfers: `preferred` when it has
+    /// any, else the lowest-numbered of the roomiest, so that a light load stays on one loop and
+    /// keeps reusing its connections. `nil` when every loop is at its share.
+    private func loopWithRoom(in origin: Origin, preferring preferred: Int?) -> Int? {
+        if let preferred, origin.running[preferred] < limit(for: origin, loop: preferred) { return preferred }
+        var best: Int?
+        var bestRoom = 0
+        for loop in 0..<loops {
+            let room = limit(for: origin, loop: loop) - origin.running[loop]
+            if room > bestRoom {
+                best = loop
+                bestRoom = room
+            }
+        }
+        return best
+    }
+
+    /// Loop `loop`'s share of the origin's limit.
+    private func limit(for origin: Origin, loop: Int) -> Int {
         guard connectionsPerOrigin > 0 else { return Int.max }
-        return origin.multiplexes ? max(streamsPerMultiplexedOrigin, connectionsPerOrigin) : connectionsPerOrigin
+        let total = origin.multiplexes ? max(streamsPerMultiplexedOrigin, connectionsPerOrigin) : connectionsPerOrigin
+        // Each loop used holds at least one connection: never more loops than connections allowed.
+        let used = min(loops, connectionsPerOrigin)
+        guard loop < used else { return 0 }
+        return total / used + (loop < total % used ? 1 : 0)
     }
 }
 #endif

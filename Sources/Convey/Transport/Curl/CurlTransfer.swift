@@ -39,7 +39,7 @@ final class CurlTransfer: @unchecked Sendable {
     var lastActivity: UInt64 = 0
     /// Whether the sink is full and curl has paused the transfer; the idle timer leaves it alone.
     var isPaused = false
-    /// Asks the loop to unpause this transfer; set by the sender before the start.
+    /// Asks the loop to unpause this transfer; set by its loop when it goes on the wire.
     var requestResume: (@Sendable () -> Void)?
     private var head: CurlResponseHead
     private var deliveredHead: ResponseHead?
@@ -56,8 +56,14 @@ final class CurlTransfer: @unchecked Sendable {
     var failure: URLError?
     /// curl's verdict on the transfer, set by the loop when it ends.
     var result = CURLE_OK
-    /// Set on the loop thread when a cancellation arrives before the start.
+    /// Set on the loop thread when a cancellation arrives there before the start.
     var cancelRequested = false
+    /// The loop its pool admitted it to; `nil` while it waits. Behind the pool's admission lock.
+    var loop: CurlEventLoop?
+    /// Set when the sender was cancelled before the pool saw the transfer. Behind the pool's admission lock.
+    var cancelledBeforeAdmission = false
+    /// Orders a finished transfer's results before its sender reads them (see `outcome`).
+    let handOffLock = NSLock()
     /// How many times curl was about to send the request; above one, curl is re-sending it.
     private var sendAttempts = 0
     /// Set when a re-send of a request that must not be repeated was stopped.
@@ -168,10 +174,25 @@ final class CurlTransfer: @unchecked Sendable {
         headerList = nil
     }
 
-    /// What the transfer cost, once the response went to the sink whole, or the error it failed with. `handOff` is the lock the loop held
-    /// when it finished the transfer: taking it orders everything the loop wrote before.
-    func outcome(after handOff: NSLock) throws -> ExchangeMetrics {
-        handOff.withLock {}
+    /// Hands the transfer back to its sender, with `failure` when the loop or the pool ended it.
+    func end(failure: URLError?) {
+        let continuation = handOffLock.withLock {
+            self.failure = failure
+            defer { self.continuation = nil }
+            return self.continuation
+        }
+        continuation?.resume()
+    }
+
+    /// The error of a transfer ended by cancellation.
+    static func cancelled(_ url: URL) -> URLError {
+        URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
+    }
+
+    /// What the transfer cost, once the response went to the sink whole, or the error it failed
+    /// with. Taking `handOffLock`, which whoever ended the transfer held, orders everything written before.
+    func outcome() throws -> ExchangeMetrics {
+        handOffLock.withLock {}
         if let callbackFailure { throw failure(for: callbackFailure) }
         if let failure { throw failure }
         guard result == CURLE_OK else {
