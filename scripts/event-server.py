@@ -127,6 +127,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.chunk(b"retry: 0\n\n")
                 self.end_stream()
                 self.close_connection = True
+            elif url.path == "/field-lines":
+                # Every request field line as received, in order, repeats kept.
+                self.start_stream()
+                self.chunk(json.dumps([[name, value] for name, value in self.headers.items()]).encode())
+                self.end_stream()
             elif url.path == "/headers":
                 self.start_stream()
                 fields = {name.lower(): value for name, value in self.headers.items()}

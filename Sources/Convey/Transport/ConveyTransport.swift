@@ -49,9 +49,6 @@ public struct TransportRequest: Sendable {
     public var allowsConstrainedNetworkAccess: Bool
     /// Called as bytes go out and come in, from any thread. `nil` when nobody is watching.
     public var progress: (@Sendable (TransferProgress) -> Void)?
-    /// Ignored: transports no longer follow redirects.
-    @available(*, deprecated, message: "ignored: transports return a redirect as the response and the pipeline follows it; use DownloadingTask.followsRedirects or ServerConfiguration.followsRedirects")
-    public var followsRedirects: Bool = true
     /// Whether the body may be large (a download to a file, a stream): a hint to read it in
     /// large pieces, which costs a little more for small bodies.
     public var expectsLargeBody: Bool = false
@@ -62,9 +59,6 @@ public struct TransportRequest: Sendable {
     /// as `.http1_1` for a server whose HTTP/2 is broken. Default: `nil`, the transport's.
     /// `URLSessionTransport` cannot choose: it leaves the version to URLSession.
     public var httpVersion: HTTPVersionPreference?
-    /// Ignored: transports no longer follow redirects, so they drop no credentials.
-    @available(*, deprecated, message: "ignored: the pipeline follows redirects and drops the credentials named by Redaction.standard and ServerConfiguration.redaction on a hop to another origin")
-    public var credentialFields: Redaction = .none
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }

@@ -26,15 +26,6 @@ enum CrossOriginCredentials {
 
     /// Removes the credential header fields (`isCredential`) from `request` when it goes from
     /// `source` to another origin.
-    static func drop(from request: inout URLRequest, goingFrom source: URL, credentials: Redaction) {
-        guard let target = request.url, !sameOrigin(source, target), let fields = request.allHTTPHeaderFields else { return }
-        for name in fields.keys where isCredential(name, credentials) {
-            request.setValue(nil, forHTTPHeaderField: name)
-        }
-    }
-
-    /// Removes the credential header fields (`isCredential`) from `request` when it goes from
-    /// `source` to another origin.
     static func drop(from request: inout OutgoingRequest, goingFrom source: URL, credentials: Redaction) {
         guard !sameOrigin(source, request.url) else { return }
         for name in Set(request.fields.map(\.name)) where isCredential(name, credentials) {

@@ -37,9 +37,6 @@ public final class CurlTransport: ConveyTransport {
         }
         /// How long connecting (TCP and TLS) may take. Default: `nil`, the request's idle timeout.
         public var connectTimeout: Duration?
-        /// The most time one exchange (one hop of a redirect chain) may take, however fast data moves;
-        /// enforced by curl (`CURLOPT_TIMEOUT_MS`). Default: `nil`, no limit beyond the idle timeout.
-        public var totalTimeout: Duration?
         /// Whether cookies the server sets are kept, in memory for this transport, and sent back
         /// with later requests, as URLSession does. Default: `true`.
         public var storesCookies: Bool
@@ -75,13 +72,12 @@ public final class CurlTransport: ConveyTransport {
 
         /// Creates a configuration; every parameter has the documented default.
         public init(maximumConnectionsPerHost: Int = 6,
-                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true,
+                    connectTimeout: Duration? = nil, storesCookies: Bool = true,
                     tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
                     httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100,
                     eventLoops: Int = 1) {
             self.maximumConnectionsPerHost = maximumConnectionsPerHost
             self.connectTimeout = connectTimeout
-            self.totalTimeout = totalTimeout
             self.storesCookies = storesCookies
             self.tls = tls
             self.proxy = proxy
@@ -93,10 +89,10 @@ public final class CurlTransport: ConveyTransport {
         /// Creates a configuration; `maximumRedirects` is ignored.
         @available(*, deprecated, message: "maximumRedirects is ignored: the pipeline follows redirects; use ServerConfiguration.maximumRedirects")
         public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int,
-                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil, storesCookies: Bool = true,
+                    connectTimeout: Duration? = nil, storesCookies: Bool = true,
                     tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
                     httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100) {
-            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, connectTimeout: connectTimeout, totalTimeout: totalTimeout,
+            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, connectTimeout: connectTimeout,
                       storesCookies: storesCookies, tls: tls, proxy: proxy, httpVersion: httpVersion,
                       maximumStreamsPerHost: maximumStreamsPerHost)
         }
@@ -105,10 +101,10 @@ public final class CurlTransport: ConveyTransport {
         /// `maximumRedirects` is ignored (the pipeline follows redirects).
         @available(*, deprecated, message: "use init(tls: TLSConfiguration(trustRoots: .only(certificatesFile:))); maximumRedirects is ignored, use ServerConfiguration.maximumRedirects")
         public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
-                    connectTimeout: Duration? = nil, totalTimeout: Duration? = nil,
+                    connectTimeout: Duration? = nil,
                     trustedCertificatesFile: URL?, storesCookies: Bool = true) {
             self.init(maximumConnectionsPerHost: maximumConnectionsPerHost,
-                      connectTimeout: connectTimeout, totalTimeout: totalTimeout, storesCookies: storesCookies,
+                      connectTimeout: connectTimeout, storesCookies: storesCookies,
                       tls: TLSConfiguration(trustRoots: trustedCertificatesFile.map { .only(certificatesFile: $0) } ?? .system))
         }
     }
@@ -156,21 +152,18 @@ public final class CurlTransport: ConveyTransport {
 
     /// Runs on the caller's executor, which is never an event loop's thread.
     public nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
-        let urlRequest = request.urlRequest
-        guard let url = urlRequest.url else { throw URLError(.badURL) }
+        let url = request.request.url
         guard AllowedSchemes.allow(url) else { throw AllowedSchemes.unsupported(url) }
         // As URLSession reports it, whether the task was cancelled before or during a transfer.
         if Task.isCancelled { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url]) }
-        return try await exchange(urlRequest, url: url, bodyFile: request.bodyFile, timeLeft: configuration.totalTimeout,
-                                  request: request, sink: sink)
+        return try await exchange(request, url: url, sink: sink)
     }
 
     /// One request and its response on the wire.
     ///
     /// `isolation` is the caller's (`@ConveyActor` in the pipeline): the waiting closure below
     /// captures it so that it runs there too, where a plain closure would hop to the global executor.
-    private func exchange(_ urlRequest: URLRequest, url: URL, bodyFile: URL?, timeLeft: Duration?,
-                          request: TransportRequest, sink: any ResponseBodySink,
+    private func exchange(_ request: TransportRequest, url: URL, sink: any ResponseBodySink,
                           isolation: isolated (any Actor)? = #isolation) async throws -> ExchangeMetrics {
         guard pool.drivesTransfers, let easy = pool.takeHandle() else {
             throw URLError(.cannotLoadFromNetwork, userInfo: [
@@ -192,9 +185,8 @@ public final class CurlTransport: ConveyTransport {
         easy.waitsToMultiplex = secure ? easy.httpVersion != .http1_1 : easy.httpVersion == .http2PriorKnowledge
         let transfer: CurlTransfer
         do {
-            transfer = try CurlTransfer(request: urlRequest, url: url, bodyFile: bodyFile, transportRequest: request,
-                                        connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
-                                        totalTimeLeft: timeLeft, sink: sink, easy: easy, pool: pool)
+            transfer = try CurlTransfer(request, connectTimeout: configuration.connectTimeout?.clampedTimeout ?? idleTimeout,
+                                        sink: sink, easy: easy, pool: pool)
         } catch {
             pool.recycle(easy)
             throw error

@@ -82,15 +82,6 @@ struct CurlResponseHeadTests {
         #expect(head.fields["X-Field-9999"] == "9999")
     }
 
-    @Test func headerNamesCompareIgnoringASCIICase() {
-        #expect(CurlHeaderName.matches("Content-Type", "content-TYPE"))
-        #expect(!CurlHeaderName.matches("Content-Type", "Content-Typo"))
-        var headers = ["accept-encoding": "gzip", "Other": "1"]
-        let removed = CurlHeaderName.remove("Accept-Encoding", from: &headers)
-        #expect(removed == "gzip")
-        #expect(headers == ["Other": "1"])
-    }
-
     @Test func originsAreSchemeAndAuthority() {
         #expect(CurlTransfer.origin(of: "https://API.example:8443/v1?q=1") == "https://api.example:8443")
         #expect(CurlTransfer.origin(of: "http://127.0.0.1:8080") == "http://127.0.0.1:8080")

@@ -6,21 +6,20 @@ import Glibc
 import Musl
 #endif
 
-/// A request body that curl pulls through its read callback: bytes in memory, a file streamed
-/// from disk, or an `InputStream`.
+/// A request body that curl pulls through its read callback: bytes in memory, or a file streamed
+/// from disk.
 ///
 /// Read only on the event loop thread while the transfer runs; closed by the sender afterwards.
 final class CurlRequestBody: @unchecked Sendable {
     private enum Source {
         case data(Data)
         case file(descriptor: Int32)
-        case stream(InputStream)
     }
 
     private let source: Source
     private var offset = 0
-    /// The body's size, or `nil` when only reading to the end tells (a stream: sent chunked).
-    let size: Int64?
+    /// The body's size.
+    let size: Int64
     /// Whether a read failed, so the transfer's error names the body rather than the network.
     private(set) var readFailed = false
 
@@ -52,13 +51,6 @@ final class CurlRequestBody: @unchecked Sendable {
         size = Int64(status.st_size)
     }
 
-    /// A body read from a stream of unknown length.
-    init(stream: InputStream) {
-        stream.open()
-        source = .stream(stream)
-        size = nil
-    }
-
     /// Fills `buffer` with the next bytes; 0 at the end, `nil` when reading failed.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
@@ -74,8 +66,6 @@ final class CurlRequestBody: @unchecked Sendable {
             var result: Int
             repeat { result = readFile(descriptor, base, buffer.count) } while result < 0 && errno == EINTR
             count = result
-        case .stream(let stream):
-            count = stream.read(base.assumingMemoryBound(to: UInt8.self), maxLength: buffer.count)
         }
         guard count >= 0 else {
             readFailed = true
@@ -85,12 +75,11 @@ final class CurlRequestBody: @unchecked Sendable {
         return count
     }
 
-    /// Releases the file or stream; the sender calls it once the transfer is over.
+    /// Releases the file; the sender calls it once the transfer is over.
     func close() {
         switch source {
         case .data: break
         case .file(let descriptor): closeFile(descriptor)
-        case .stream(let stream): stream.close()
         }
     }
 }

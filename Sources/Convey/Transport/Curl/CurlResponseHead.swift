@@ -112,17 +112,4 @@ struct CurlResponseHead {
         String(decoding: bytes, as: UTF8.self)
     }
 }
-
-/// Header names compared the way HTTP compares them: ASCII letters in any case.
-enum CurlHeaderName {
-    static func matches(_ name: String, _ other: String) -> Bool {
-        name.equalsIgnoringASCIICase(other)
-    }
-
-    /// Removes the field called `name` (in any case) and returns its value.
-    static func remove(_ name: String, from fields: inout [String: String]) -> String? {
-        guard let key = fields.keys.first(where: { matches($0, name) }) else { return nil }
-        return fields.removeValue(forKey: key)
-    }
-}
 #endif

@@ -71,32 +71,31 @@ final class CurlTransfer: @unchecked Sendable {
     /// Resumed by the loop, exactly once, when the transfer is over.
     var continuation: CheckedContinuation<Void, Never>?
 
-    /// Prepares `easy` for `request`. Throws a `URLError` when the body file cannot be opened.
-    init(request: URLRequest, url: URL, bodyFile: URL?, transportRequest: TransportRequest, connectTimeout: Duration,
-         totalTimeLeft: Duration?, sink: any ResponseBodySink, easy: CurlEasyHandle, pool: CurlHandlePool) throws {
+    /// Prepares `easy` for `transportRequest`. Throws a `URLError` when the body file cannot be opened.
+    init(_ transportRequest: TransportRequest, connectTimeout: Duration,
+         sink: any ResponseBodySink, easy: CurlEasyHandle, pool: CurlHandlePool) throws {
+        let request = transportRequest.request
         self.easy = easy
         self.pool = pool
-        self.url = url
+        url = request.url
         self.sink = sink
-        let address = url.absoluteString
+        let address = request.url.absoluteString
         origin = CurlTransfer.origin(of: address)
         usesTLS = origin.hasPrefix("https:")
         let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
         head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize)
         progressHandler = transportRequest.progress
-        method = request.httpMethod ?? "GET"
-        mayBeResent = HTTPMethod(rawValue: method).isIdempotent
-        if let bodyFile {
+        method = request.method.rawValue
+        mayBeResent = request.method.isIdempotent
+        if let bodyFile = transportRequest.bodyFile {
             requestBody = try CurlRequestBody(file: bodyFile)
-        } else if let data = request.httpBody {
+        } else if let data = request.body {
             requestBody = CurlRequestBody(data: data)
-        } else if let stream = request.httpBodyStream {
-            requestBody = CurlRequestBody(stream: stream)
         } else {
             requestBody = nil
         }
-        configure(request, address: address, connectTimeout: connectTimeout, totalTimeLeft: totalTimeLeft)
+        configure(request, address: address, connectTimeout: connectTimeout)
         easy.readsInLargePieces = transportRequest.expectsLargeBody
     }
 
@@ -113,7 +112,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Sets every option a request may change, each time: the handle keeps the last request's
     /// options otherwise (see `CurlEasyHandle` for why it is not reset).
-    private func configure(_ request: URLRequest, address: String, connectTimeout: Duration, totalTimeLeft: Duration?) {
+    private func configure(_ request: OutgoingRequest, address: String, connectTimeout: Duration) {
         let context = Unmanaged.passUnretained(self).toOpaque()
         easy.set(CURLOPT_URL, string: address)
         easy.set(CURLOPT_WRITEDATA, pointer: context)
@@ -121,19 +120,22 @@ final class CurlTransfer: @unchecked Sendable {
         easy.set(CURLOPT_READDATA, pointer: context)
         easy.set(CURLOPT_PREREQDATA, pointer: context)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
-        easy.set(CURLOPT_TIMEOUT_MS, totalTimeLeft?.curlMilliseconds ?? 0)
 
-        let method = request.httpMethod ?? "GET"
-        var fields = request.allHTTPHeaderFields ?? [:]
+        let method = request.method.rawValue
+        // The fields go out in the request's order, repeats as separate lines.
+        var fields = request.fields
         // Convey decodes gzip and deflate itself, checking their integrity, and hands any other
         // coding through undecoded; so curl neither asks for nor decodes anything.
         easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
         easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
-        let acceptEncoding = CurlHeaderName.remove("Accept-Encoding", from: &fields)
-        decodesContent = acceptEncoding?.lowercased() != "identity"
-        fields["Accept-Encoding"] = acceptEncoding ?? "gzip, deflate"
+        if let acceptEncoding = fields["Accept-Encoding"] {
+            decodesContent = acceptEncoding.lowercased() != "identity"
+        } else {
+            decodesContent = true
+            fields.appendLine(Header(name: "Accept-Encoding", value: "gzip, deflate"))
+        }
         // curl computes the length itself.
-        _ = CurlHeaderName.remove("Content-Length", from: &fields)
+        fields.remove(named: "Content-Length")
 
         var lines: [String] = []
         // Back to a plain GET first (this also clears NOBODY and UPLOAD), then the method.
@@ -143,10 +145,9 @@ final class CurlTransfer: @unchecked Sendable {
             easy.set(CURLOPT_NOBODY, 1)
         } else if sendsBody {
             easy.set(CURLOPT_POST, 1)
-            // -1: a stream of unknown length, sent chunked.
-            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody.map { $0.size ?? -1 } ?? 0)
+            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody?.size ?? 0)
             // curl labels every body form-encoded; URLSession only POST bodies.
-            if method != "POST", !fields.keys.contains(where: { CurlHeaderName.matches($0, "Content-Type") }) {
+            if method != "POST", !fields.contains(named: "Content-Type") {
                 lines.append("Content-Type:")
             }
             // No `Expect: 100-continue` round trip, as with URLSession.
@@ -158,8 +159,8 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method)
         }
-        for (name, value) in fields {
-            lines.append(value.isEmpty ? "\(name);" : "\(name): \(value)")
+        for field in fields {
+            lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
         for line in lines {
             headerList = line.withCString { curl_slist_append(headerList, $0) } ?? headerList
