@@ -81,12 +81,9 @@ struct DownloadWriterTests {
         let written = try Data(contentsOf: claim.partial.file)
         let original = try await transport.send(url, timeout: .seconds(60)).data
         #expect(written.count == 16 << 20)
-        #expect(await Self.sha256(written) == (await Self.sha256(original)))
-    }
-
-    @concurrent
-    private static func sha256(_ data: Data) async -> [UInt8] {
-        SHA256.digest(data)
+        // Compared byte for byte: hashing 16 MiB in a debug or sanitizer build holds a pool
+        // thread for minutes, starving every other test of the process.
+        #expect(written == original)
     }
 }
 

@@ -36,12 +36,6 @@ struct FileDownloadTests {
         try await BigFile(server: try server()).download().data
     }
 
-    /// Hashes off the actor: 16 MiB in a debug build takes long enough to stall the event loop.
-    @concurrent
-    private static func sha256(_ data: Data) async -> [UInt8] {
-        SHA256.digest(data)
-    }
-
     @Test func theFileArrivesWholeAndNothingIsLeftBeside() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appending(path: "big.bin")
@@ -81,7 +75,8 @@ struct FileDownloadTests {
         #expect(resumed.statusCode == 206)
         #expect(resumed.request.value(forHTTPHeaderField: "Range") == "bytes=\(keptSize)-")
         #expect(resumed.request.value(forHTTPHeaderField: "If-Range") == record.validator)
-        #expect(try await Self.sha256(Data(contentsOf: destination)) == Self.sha256(try await original()))
+        // Byte for byte: hashing 16 MiB in a debug build holds a pool thread for seconds.
+        #expect(try Data(contentsOf: destination) == (try await original()))
         #expect(!FileManager.default.fileExists(atPath: partial.file.path))
         #expect(!FileManager.default.fileExists(atPath: partial.recordFile.path))
     }
