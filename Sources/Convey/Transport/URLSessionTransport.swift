@@ -207,7 +207,8 @@ private struct SendableTask: @unchecked Sendable {
 ///
 /// Back-pressure: when the sink refuses bytes they wait in `pending`. On Apple platforms the task
 /// is suspended until the sink is ready. FoundationNetworking on Linux cannot pause a transfer
-/// (it traps), so there up to `maximumPendingBytes` wait and a consumer further behind ends the
+/// (it traps): there a file's writer is waited for on the delegate thread (`offerWaiting`), and
+/// for any other sink up to `maximumPendingBytes` wait and a consumer further behind ends the
 /// transfer with `URLError(.dataLengthExceedsMaximum)`.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private struct Transfer {
@@ -347,7 +348,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     /// Offers `data` to the sink; when it is full, keeps it pending and waits for the sink.
     private func offer(_ data: Data, to sink: any ResponseBodySink, of task: URLSessionTask) {
         do {
+            #if canImport(Darwin)
             guard try !data.withUnsafeBytes({ try sink.offer($0) }) else { return }
+            #else
+            guard try !offerWaiting(data, to: sink, of: task) else { return }
+            #endif
         } catch {
             fail(task, with: error)
             return
@@ -362,6 +367,28 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         #endif
         sink.whenReady { [weak self] in self?.drainPending(of: SendableTask(task)) }
     }
+
+    #if !canImport(Darwin)
+    /// Offers `data` to a sink that does not need the transfer paused (a file's writer), waiting on
+    /// this delegate thread, URLSession's own, until it takes them: FoundationNetworking cannot
+    /// pause a transfer, so it buffers meanwhile, as for any slow delegate, and the download goes
+    /// on instead of failing once `maximumPendingBytes` wait. `false` when the sink still refuses
+    /// (one that needs the transfer paused, or the transfer ended meanwhile): the bytes go pending.
+    private func offerWaiting(_ data: Data, to sink: any ResponseBodySink, of task: URLSessionTask) throws -> Bool {
+        while true {
+            if try data.withUnsafeBytes({ try sink.offer($0) }) { return true }
+            guard !sink.needsBackPressure else { return false }
+            let ready = DispatchSemaphore(value: 0)
+            sink.whenReady { ready.signal() }
+            // Checked each second: a transfer cancelled meanwhile stops waiting. A writer that
+            // drains is no idle network: the idle watchdog is told bytes still move.
+            while ready.wait(timeout: .now() + .seconds(1)) == .timedOut {
+                if update(task, { $0.lastActivity = .now }) == nil { return false }
+            }
+            update(task) { $0.lastActivity = .now }
+        }
+    }
+    #endif
 
     /// Delivers pending bytes to a sink that became ready, then lets the transfer go on or finish.
     private func drainPending(of handle: SendableTask) {

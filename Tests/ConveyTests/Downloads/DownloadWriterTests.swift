@@ -58,6 +58,27 @@ struct DownloadWriterTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["file.bin"])
     }
 
+    /// 48 MiB with the writer held a second at its first write: URLSession on Linux cannot pause,
+    /// and once it queued 16 MiB beside a slow writer the download used to fail.
+    @Test(.wire, arguments: TransportKind.allCases)
+    func aWriterFarBehindNeverFailsTheDownload(_ kind: TransportKind) async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = try TestServers.nginx("/48m.bin")
+        let destination = folder.appending(path: "far.bin")
+        let claim = try PartialDownload(destination: destination).claim(permissions: .ownerOnly)
+        defer { claim.release() }
+        let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
+            if offset == 0 { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 1) }
+            try claim.write(bytes, at: offset)
+        }, bufferLimit: 256 << 10)
+
+        _ = try await kind.make().send(TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(60)), into: body)
+        try await body.finishTransfer()
+
+        let written = try Data(contentsOf: claim.partial.file)
+        #expect(written == Data(count: 48 << 20))
+    }
+
     @Test(.wire, arguments: TransportKind.allCases)
     func aWriterThatFallsBehindPausesTheTransferAndEveryByteArrivesInOrder(_ kind: TransportKind) async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
