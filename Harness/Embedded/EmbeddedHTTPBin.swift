@@ -21,8 +21,8 @@ enum EmbeddedHTTPBin {
     /// Answers one request the way httpbin would.
     @Sendable
     static func respond(to request: TransportRequest) async throws -> TransportResponse {
-        guard let url = request.urlRequest.url else { throw URLError(.badURL) }
-        let method = request.urlRequest.httpMethod ?? "GET"
+        let url = request.request.url
+        let method = request.request.method.rawValue
         let segments = url.path(percentEncoded: false).split(separator: "/").map(String.init)
         let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         switch segments.first ?? "" {
@@ -61,33 +61,33 @@ enum EmbeddedHTTPBin {
     /// The httpbin echo: args, data, files, form, headers, json, method, origin, url.
     private static func echo(_ request: TransportRequest, url: URL) throws -> [String: Any] {
         let body = try requestBody(request)
-        let contentType = request.urlRequest.value(forHTTPHeaderField: "Content-Type")
+        let contentType = request.request.value(forHTTPHeaderField: "Content-Type")
         let parsed = EchoedBody(body, contentType: contentType)
         var args: [String: String] = [:]
         for item in URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? [] { args[item.name] = item.value ?? "" }
         return [
             "args": args, "data": parsed.data, "files": parsed.files, "form": parsed.form,
             "headers": requestHeaders(request, bodySize: body.count), "json": parsed.json ?? NSNull(),
-            "method": request.urlRequest.httpMethod ?? "GET", "origin": "127.0.0.1", "url": url.absoluteString,
+            "method": request.request.method.rawValue, "origin": "127.0.0.1", "url": url.absoluteString,
         ]
     }
 
     private static func requestBody(_ request: TransportRequest) throws -> Data {
         if let file = request.bodyFile { return try Data(contentsOf: file) }
-        return request.urlRequest.httpBody ?? Data()
+        return request.request.body ?? Data()
     }
 
     /// The request's headers as a server sees them, with `Host` and `Content-Length` added.
     private static func requestHeaders(_ request: TransportRequest, bodySize: Int) -> [String: String] {
-        var headers = request.urlRequest.allHTTPHeaderFields ?? [:]
-        headers["Host"] = request.urlRequest.url?.host ?? "embedded.invalid"
+        var headers = request.request.allHTTPHeaderFields
+        headers["Host"] = request.request.url.host ?? "embedded.invalid"
         if bodySize > 0 { headers["Content-Length"] = String(bodySize) }
         return headers
     }
 
     private static func etag(_ request: TransportRequest, url: URL, tag: String) throws -> TransportResponse {
         let quoted = "\"\(tag)\""
-        let candidates = (request.urlRequest.value(forHTTPHeaderField: "If-None-Match") ?? "")
+        let candidates = (request.request.value(forHTTPHeaderField: "If-None-Match") ?? "")
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         if candidates.contains(quoted) || candidates.contains(tag) || candidates.contains("*") {
             var headers = baseHeaders(contentType: nil, length: 0)

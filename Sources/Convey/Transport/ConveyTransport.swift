@@ -63,9 +63,6 @@ public struct TransportRequest: Sendable {
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }
 
-    /// Foundation's form of `request`, built on each access: for transports built on URLSession.
-    public var urlRequest: URLRequest { request.urlRequest }
-
     /// Creates a request for a transport.
     public init(request: OutgoingRequest, bodyFile: URL? = nil, timeout: Duration,
                 allowsExpensiveNetworkAccess: Bool = true, allowsConstrainedNetworkAccess: Bool = true,

@@ -7,7 +7,7 @@ import FoundationNetworking
 ///
 /// ```swift
 /// server.transport = StubTransport { request in
-///     TransportResponse(url: request.urlRequest.url!, statusCode: 200, body: Data("{}".utf8))
+///     TransportResponse(url: request.request.url, statusCode: 200, body: Data("{}".utf8))
 /// }
 /// ```
 public struct StubTransport: ConveyTransport {

@@ -106,7 +106,7 @@ public final class URLSessionTransport: ConveyTransport {
     }
 
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
-        var urlRequest = request.urlRequest
+        var urlRequest = request.request.urlRequest
         if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
         if let unusableSettings {
             var userInfo = unusableSettings.userInfo

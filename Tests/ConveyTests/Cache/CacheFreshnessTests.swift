@@ -246,7 +246,7 @@ struct CacheFreshnessTests {
     @Test func rfc9111_3_aResponseWithAnUnknownContentCodingIsStoredAndReplayedByteForByte() async throws {
         let bytes = Data([0x00, 0xFF, 0x10, 0x80, 0x7F])
         let transport = StubTransport { request in
-            TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: 200,
+            TransportResponse(url: request.request.url, statusCode: 200,
                                   headers: ["Cache-Control": "max-age=600", "Content-Encoding": "x-unknown"], body: bytes)
         }
         let cache = DataCache(clock: clock.cacheClock)

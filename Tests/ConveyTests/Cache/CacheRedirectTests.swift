@@ -12,7 +12,7 @@ import Testing
 struct CacheRedirectTests {
     private func origin(status: Int, redirectFields: [String: String] = ["Cache-Control": "max-age=600"]) -> StubOrigin {
         StubOrigin { request, _ in
-            switch request.url?.path {
+            switch request.url.path {
             case "/old": return (status, redirectFields.merging(["Location": "/new"]) { $1 }, "")
             case "/loop": return (301, ["Location": "/loop"], "")
             default: return (200, ["Cache-Control": "max-age=600"], "new")
@@ -27,7 +27,7 @@ struct CacheRedirectTests {
         let first = try await CacheProbeTask(server: server, path: "old").download()
         #expect(first.stringResult == "new")
         #expect(first.request.url.path == "/new")
-        #expect(origin.requests.map { $0.url?.path } == ["/old", "/new"])
+        #expect(origin.requests.map { $0.url.path } == ["/old", "/new"])
         let second = try await CacheProbeTask(server: server, path: "old").download()
         #expect(second.cacheStatus == .hit)
         #expect(second.stringResult == "new")
@@ -40,7 +40,7 @@ struct CacheRedirectTests {
         _ = try await CacheProbeTask(server: server, path: "old").download()
         let second = try await CacheProbeTask(server: server, path: "old").download()
         #expect(second.cacheStatus == .hit)
-        #expect(origin.requests.map { $0.url?.path } == ["/old", "/new", "/old"])
+        #expect(origin.requests.map { $0.url.path } == ["/old", "/new", "/old"])
     }
 
     @Test func aRedirectLoopFailsAfterTheHopLimit() async throws {

@@ -58,26 +58,26 @@ struct CacheProbeTask: ServerTask {
 
 /// A stub origin server: answers from a closure and counts and keeps what it was sent.
 final class StubOrigin: @unchecked Sendable {
-    typealias Answer = @Sendable (URLRequest, Int) throws -> (status: Int, headers: [String: String], body: String)
+    typealias Answer = @Sendable (OutgoingRequest, Int) throws -> (status: Int, headers: [String: String], body: String)
 
     private let lock = NSLock()
-    private var received: [URLRequest] = []
+    private var received: [OutgoingRequest] = []
     private let answer: Answer
 
     /// `answer` gets each request and its 1-based number.
     init(_ answer: @escaping Answer) { self.answer = answer }
 
-    var requests: [URLRequest] { lock.withLock { received } }
+    var requests: [OutgoingRequest] { lock.withLock { received } }
     var count: Int { requests.count }
 
     var transport: StubTransport {
         StubTransport { [self] request in
             let number = lock.withLock {
-                received.append(request.urlRequest)
+                received.append(request.request)
                 return received.count
             }
-            let reply = try answer(request.urlRequest, number)
-            return TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: reply.status,
+            let reply = try answer(request.request, number)
+            return TransportResponse(url: request.request.url, statusCode: reply.status,
                                          headers: reply.headers, body: Data(reply.body.utf8))
         }
     }

@@ -13,7 +13,7 @@ struct CredentialPartitionTests {
     /// An origin that answers with the credential it saw and the request's number, under `cacheControl`.
     private func echoingOrigin(_ cacheControl: String, credential: String) -> StubOrigin {
         StubOrigin { request, number in
-            let seen = request.value(forHTTPHeaderField: credential) ?? request.url?.user ?? "-"
+            let seen = request.value(forHTTPHeaderField: credential) ?? request.url.user ?? "-"
             return (200, ["Cache-Control": cacheControl, "Set-Cookie": "issued=\(number)"], "\(seen) \(number)")
         }
     }

@@ -14,7 +14,7 @@ struct RepeatedFieldCacheTests {
     private func server(cache: DataCache) throws -> ConveyServer {
         let fields = Headers(lines: lines)
         return try stubServer(StubTransport { request in
-            TransportResponse(head: ResponseHead(statusCode: 200, fields: fields, url: request.urlRequest.url ?? URL(filePath: "/")),
+            TransportResponse(head: ResponseHead(statusCode: 200, fields: fields, url: request.request.url),
                               data: Data("ok".utf8))
         }) { $0.cache = cache }
     }

@@ -35,7 +35,7 @@ struct DownloadFileSafetyTests {
 
     private func wholeFile(status: Int = 200, body: Data = DownloadFileSafetyTests.body) -> StubTransport {
         StubTransport { request in
-            TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), statusCode: status,
+            TransportResponse(url: request.request.url, statusCode: status,
                               headers: ["ETag": "\"v1\"", "Content-Length": "\(body.count)"], body: body)
         }
     }

@@ -21,7 +21,7 @@ struct CertificateVerificationEchoTests {
     /// A stub server answering with `metrics`, recording into `recorder`.
     private func server(metrics: ExchangeMetrics, recorder: TaskRecorder? = nil) throws -> ConveyServer {
         let transport = StubTransport { request in
-            var response = TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), body: Data("ok".utf8))
+            var response = TransportResponse(url: request.request.url, body: Data("ok".utf8))
             response.metrics = metrics
             return response
         }

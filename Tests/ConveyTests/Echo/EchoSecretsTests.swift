@@ -47,7 +47,7 @@ struct EchoSecretsTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let body = #"{"cookie": "cookie-body", "url": "https://alice:pw-user1nfo@stub.example/?token=tok-body", "name": "Ada"}"#
         let server = try server(StubTransport { request in
-            TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200, headers: Headers([
+            TransportResponse(url: request.request.url, statusCode: 200, headers: Headers([
                 Header(name: "Content-Type", value: "application/json"),
                 Header(name: "Set-Cookie", value: "s=cookie-resp"),
                 Header(name: "Content-Location", value: "https://bob:pw-location@next.example/?token=tok-location"),
@@ -68,7 +68,7 @@ struct EchoSecretsTests {
     @Test func aRefusedRedirectToAURLWithAPasswordIsEchoedAndRecordedMasked() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try server(StubTransport { request in
-            throw AllowedSchemes.refusedRedirect(from: try #require(request.urlRequest.url),
+            throw AllowedSchemes.refusedRedirect(from: request.request.url,
                                                  to: try #require(URL(string: "ftp://mallory:pw-redirect@evil.example/?token=tok-location")))
         })
 
@@ -85,7 +85,7 @@ struct EchoSecretsTests {
     @Test func escapeSequencesFromTheServerReachTheSinkEscaped() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let server = try server(StubTransport { request in
-            TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200, headers: Headers([
+            TransportResponse(url: request.request.url, statusCode: 200, headers: Headers([
                 Header(name: "Content-Type", value: "text/plain"),
                 Header(name: "X-Title", value: "\u{1B}]0;pwned\u{07}"),
             ]), body: Data("\u{1B}]0;title\u{07}\u{1B}[2J\u{9B}31m done".utf8))

@@ -22,7 +22,7 @@ struct RepeatedFieldEchoTests {
     private func server(sink: EchoCapture, recorder: TaskRecorder? = nil, metrics: ExchangeMetrics) throws -> ConveyServer {
         let fields = fields
         return try stubServer(StubTransport { request in
-            TransportResponse(head: ResponseHead(statusCode: 200, fields: fields, url: request.urlRequest.url ?? URL(filePath: "/")),
+            TransportResponse(head: ResponseHead(statusCode: 200, fields: fields, url: request.request.url),
                               data: Data("ok".utf8), metrics: metrics)
         }) {
             $0.echoSink = sink

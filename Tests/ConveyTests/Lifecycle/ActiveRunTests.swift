@@ -133,7 +133,7 @@ struct LifecycleActiveRunTests {
         let server = try stubServer(StubTransport { [probe] request in
             probe.markStarted()
             await gate.wait()
-            return TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), body: Data("late".utf8))
+            return TransportResponse(url: request.request.url, body: Data("late".utf8))
         })
         let tag = "late-\(UUID())"
         let run = Task { try await HeldTask(server: server, sessionTag: tag, log: log).download() }
@@ -146,7 +146,7 @@ struct LifecycleActiveRunTests {
 
     @Test(.timeLimit(.minutes(1))) func aCancelAfterTheRunFinishedCountsNothing() async throws {
         let server = try stubServer(StubTransport { request in
-            TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), body: Data("done".utf8))
+            TransportResponse(url: request.request.url, body: Data("done".utf8))
         })
         let tag = "done-\(UUID())"
         let response = try await HeldTask(server: server, sessionTag: tag, log: log).download()

@@ -81,7 +81,7 @@ struct HookContractTests {
     func contractOnAStub(delivery: Delivery, outcome: Outcome) async throws {
         let log = EventLog()
         let transport = StubTransport { request in
-            let url = request.urlRequest.url ?? URL(filePath: "/")
+            let url = request.request.url
             switch outcome {
             case .success:
                 let (type, body) = delivery == .events ? ("text/event-stream", "id: 1\ndata: hello\n\n") : ("application/octet-stream", "hello")

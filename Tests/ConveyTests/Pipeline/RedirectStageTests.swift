@@ -22,7 +22,7 @@ struct RedirectStageTests {
     /// `/long` redirects with a body longer than the stage drops; `/ftp` to an ftp URL.
     private func origin() -> StubOrigin {
         StubOrigin { request, _ in
-            switch request.url?.path {
+            switch request.url.path {
             case "/old": return (302, ["Location": "/new"], "moved")
             case "/see-other": return (303, ["Location": "/new"], "")
             case "/loop": return (302, ["Location": "/loop"], "")
@@ -34,7 +34,7 @@ struct RedirectStageTests {
     }
 
     private func paths(_ origin: StubOrigin) -> [String?] {
-        origin.requests.map { $0.url?.path }
+        origin.requests.map { $0.url.path }
     }
 
     @Test func aStreamFollowsTheRedirectAndSeesOnlyTheFinalResponse() async throws {
@@ -97,8 +97,8 @@ struct RedirectStageTests {
         let response = try await JSONUpload(server: server, path: "see-other", uploadPayload: ["note": "gone"]).download()
         #expect(response.stringResult == "final")
         let sent = origin.requests
-        #expect(sent.map { $0.httpMethod } == ["POST", "GET"])
-        #expect(sent.last?.httpBody == nil)
+        #expect(sent.map(\.method) == [.post, .get])
+        #expect(sent.last?.body == nil)
         #expect(sent.last?.value(forHTTPHeaderField: "Content-Type") == nil)
     }
 

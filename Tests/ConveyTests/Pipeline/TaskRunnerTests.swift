@@ -116,7 +116,7 @@ struct TaskRunnerTests {
         var task = HookedTask<Data>(server: try server(seen: seen), log: log)
         task.addHeaderInWillSend = true
         let response = try await task.download()
-        #expect(seen.last?.urlRequest.value(forHTTPHeaderField: "X-Changed-By-Hook") == "yes")
+        #expect(seen.last?.request.value(forHTTPHeaderField: "X-Changed-By-Hook") == "yes")
         #expect(response.request.value(forHTTPHeaderField: "X-Changed-By-Hook") == "yes")
     }
 

@@ -33,8 +33,8 @@ struct URLUserInfoTests {
         _ = try await Fetch(server: server, path: "x").download()
         _ = try await Fetch(server: server, path: "y", ownAuthorization: "Bearer mine").download()
 
-        let requests = seen.requests.map(\.urlRequest)
-        #expect(requests.map { $0.url?.absoluteString } == ["https://stub.example/x", "https://stub.example/y"])
+        let requests = seen.requests.map(\.request)
+        #expect(requests.map { $0.url.absoluteString } == ["https://stub.example/x", "https://stub.example/y"])
         #expect(requests[0].value(forHTTPHeaderField: "Authorization") == "Basic " + Data("alice:s3 cret".utf8).base64EncodedString())
         #expect(requests[1].value(forHTTPHeaderField: "Authorization") == "Bearer mine")
     }

@@ -98,7 +98,7 @@ struct TaskRecorderTests {
         let recorder = TaskRecorder(folder: folder.url, bodyLimit: 1000)
         let bytes = Data([0x00, 0xFF, 0x10, 0x80])
         let server = try stubServer(StubTransport { request in
-            TransportResponse(url: try #require(request.urlRequest.url), body: bytes)
+            TransportResponse(url: request.request.url, body: bytes)
         }) { $0.recorder = recorder }
 
         try await ProfileTask(server: server).send()
@@ -135,7 +135,7 @@ struct TaskRecorderTests {
         let calls = EventLog()
         let server = try stubServer(StubTransport { request in
             calls.add("call")
-            return TransportResponse(url: try #require(request.urlRequest.url), statusCode: calls.events.count == 1 ? 503 : 200)
+            return TransportResponse(url: request.request.url, statusCode: calls.events.count == 1 ? 503 : 200)
         }) { $0.recorder = recorder }
 
         try await FlakyTask(server: server).send()

@@ -37,8 +37,8 @@ struct CredentialRefreshTests {
         let server = TokenServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
         server.transport = StubTransport { [seen] request in
             seen.add(request)
-            let authorized = !alwaysUnauthorized && request.urlRequest.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
-            return TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), statusCode: authorized ? 200 : 401,
+            let authorized = !alwaysUnauthorized && request.request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
+            return TransportResponse(url: request.request.url, statusCode: authorized ? 200 : 401,
                                          body: Data((authorized ? "me" : "unauthorized").utf8))
         }
         return server
@@ -50,7 +50,7 @@ struct CredentialRefreshTests {
         #expect(response.stringResult == "me")
         #expect(response.attemptNumber == 2)
         #expect(server.refreshes == 1)
-        #expect(seen.requests.map { $0.urlRequest.value(forHTTPHeaderField: "Authorization") } == ["Bearer stale", "Bearer fresh"])
+        #expect(seen.requests.map { $0.request.value(forHTTPHeaderField: "Authorization") } == ["Bearer stale", "Bearer fresh"])
     }
 
     @Test func concurrentUnauthorizedTasksShareOneRefresh() async throws {

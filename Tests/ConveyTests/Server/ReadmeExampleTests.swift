@@ -34,6 +34,6 @@ struct ReadmeExampleTests {
     @Test func exampleTaskBuildsTheURLAndDecodesTheList() async throws {
         let response = try await FetchRepos(user: "swiftlang").download()
         #expect(response.payload.map(\.name) == ["swift", "swift-testing"])
-        #expect(await ReadmeServer.seen.last?.urlRequest.url?.absoluteString == "https://api.github.com/users/swiftlang/repos?per_page=5")
+        #expect(await ReadmeServer.seen.last?.request.url.absoluteString == "https://api.github.com/users/swiftlang/repos?per_page=5")
     }
 }

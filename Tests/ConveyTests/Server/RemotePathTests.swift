@@ -36,6 +36,6 @@ struct RemotePathTests {
         let server = try stubServer(.answering(seen: log))
         server.remote = Remote(name: "api", url: try #require(URL(string: "https://api.example")), pathPrefix: "v2")
         _ = try await Fetch(server: server, path: "a/../b").send()
-        #expect(log.last?.urlRequest.url?.absoluteString == "https://api.example/v2/a/../b")
+        #expect(log.last?.request.url.absoluteString == "https://api.example/v2/a/../b")
     }
 }

@@ -41,10 +41,10 @@ struct ServerConfigurationTests {
         let seen = RequestLog()
         let server = try stubServer(.answering(seen: seen)) { $0.enableGZipDownloads = false }
         try await Probe(server: server).send()
-        #expect(seen.last?.urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
+        #expect(seen.last?.request.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
         server.configuration.enableGZipDownloads = true
         try await Probe(server: server).send()
-        #expect(seen.last?.urlRequest.value(forHTTPHeaderField: "Accept-Encoding") == nil)
+        #expect(seen.last?.request.value(forHTTPHeaderField: "Accept-Encoding") == nil)
     }
 
     @Test func customDecoderIsUsedForTypedPayloads() async throws {
@@ -80,6 +80,6 @@ struct ServerConfigurationTests {
         let staging = try #require(Remote(name: "staging", string: "https://staging.example", pathPrefix: "v2"))
         server.remote = staging
         try await Probe(server: server).send()
-        #expect(seen.requests.map { $0.urlRequest.url?.absoluteString } == ["https://stub.example/anything", "https://staging.example/v2/anything"])
+        #expect(seen.requests.map { $0.request.url.absoluteString } == ["https://stub.example/anything", "https://staging.example/v2/anything"])
     }
 }

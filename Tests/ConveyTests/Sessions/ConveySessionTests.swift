@@ -34,7 +34,7 @@ struct ConveySessionTests {
     func slowServer(_ delay: Duration = .milliseconds(600)) throws -> ConveyServer {
         try stubServer(StubTransport { request in
             try await Task.sleep(for: delay)
-            return TransportResponse(url: request.urlRequest.url ?? URL(fileURLWithPath: "/"), body: Data("done".utf8))
+            return TransportResponse(url: request.request.url, body: Data("done".utf8))
         })
     }
 

@@ -23,7 +23,7 @@ final class ScriptedTransport: @unchecked Sendable {
                 served += 1
                 return steps.count > 1 ? steps.removeFirst() : steps[0]
             }
-            let url = request.urlRequest.url ?? URL(fileURLWithPath: "/")
+            let url = request.request.url
             switch step {
             case .status(let code, let headers, let body):
                 return TransportResponse(url: url, statusCode: code, headers: headers, body: Data(body.utf8))

@@ -97,7 +97,7 @@ extension StubTransport {
         StubTransport { request in
             log?.add("transport")
             seen?.add(request)
-            return TransportResponse(url: request.urlRequest.url ?? URL(filePath: "/"), statusCode: status,
+            return TransportResponse(url: request.request.url, statusCode: status,
                                          headers: headers, body: Data(body.utf8))
         }
     }

@@ -124,8 +124,8 @@ struct HeadersTests {
                                                                      echoSink: EchoCapture()))
         server.transport = StubTransport.answering(seen: seen)
         try await HeaderTask(server: server).send()
-        let request = try #require(seen.last?.urlRequest)
-        let fields = try #require(request.allHTTPHeaderFields)
+        let request = try #require(seen.last?.request)
+        let fields = request.allHTTPHeaderFields
         #expect(fields.keys.filter { $0.lowercased() == "x-client" }.count == 1)
         #expect(fields.keys.filter { $0.lowercased() == "accept" }.count == 1)
         #expect(request.value(forHTTPHeaderField: "X-Client") == "task")

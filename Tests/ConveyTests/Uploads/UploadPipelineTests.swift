@@ -120,11 +120,11 @@ struct UploadPipelineTests {
                              contentType: "application/pdf", stagingDirectory: scratch.url).send()
         try await MIMEUpload(server: server, uploadPayload: MIMEPayload(parts: [MIMEPart(name: "a", stringValue: "b")]),
                              stagingDirectory: scratch.url).send()
-        let types = seen.requests.map { $0.urlRequest.value(forHTTPHeaderField: "Content-Type") ?? "none" }
+        let types = seen.requests.map { $0.request.value(forHTTPHeaderField: "Content-Type") ?? "none" }
         #expect(types.count == 5)
         #expect(Array(types.prefix(4)) == ["application/json", "application/x-www-form-urlencoded", "image/png", "application/pdf"])
         #expect(types[4].hasPrefix("multipart/form-data; boundary=convey-"))
-        #expect(seen.requests.allSatisfy { $0.urlRequest.value(forHTTPHeaderField: "Content-Encoding") == nil })
+        #expect(seen.requests.allSatisfy { $0.request.value(forHTTPHeaderField: "Content-Encoding") == nil })
     }
 
     @Test func fileUploadStreamsTheFileItselfAndKeepsIt() async throws {
@@ -134,7 +134,7 @@ struct UploadPipelineTests {
         let file = try scratch.file("keep.bin", testBytes(count: 1000, seed: 5))
         try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url).send()
         #expect(seen.last?.bodyFile == file)
-        #expect(seen.last?.urlRequest.httpBody == nil)
+        #expect(seen.last?.request.body == nil)
         #expect(FileManager.default.fileExists(atPath: file.path(percentEncoded: false)))
     }
 
@@ -144,7 +144,7 @@ struct UploadPipelineTests {
         let server = try stubServer(StubTransport { request in
             let file = try #require(request.bodyFile)
             existedWhileSending.add("\(FileManager.default.fileExists(atPath: file.path(percentEncoded: false)))")
-            return TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200)
+            return TransportResponse(url: request.request.url, statusCode: 200)
         })
         try await MIMEUpload(server: server, uploadPayload: MIMEPayload(parts: [
             MIMEPart(name: "f", fileURL: try scratch.file("a.txt", Data("hello".utf8))),
@@ -211,10 +211,10 @@ struct UploadPipelineTests {
         try await JSONUpload(server: server, uploadPayload: small, uploadCompression: .gzip(minimumSize: 200)).send()
         try await JSONUpload(server: server, uploadPayload: large, uploadCompression: .gzip(minimumSize: 200)).send()
         let (plain, compressed) = (try #require(seen.requests.first), try #require(seen.last))
-        #expect(plain.urlRequest.value(forHTTPHeaderField: "Content-Encoding") == nil)
+        #expect(plain.request.value(forHTTPHeaderField: "Content-Encoding") == nil)
         #expect(try sentBody(plain) == JSONEncoder().encode(small))
-        #expect(compressed.urlRequest.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
-        #expect(compressed.urlRequest.value(forHTTPHeaderField: "Content-Type") == "application/json")
+        #expect(compressed.request.value(forHTTPHeaderField: "Content-Encoding") == "gzip")
+        #expect(compressed.request.value(forHTTPHeaderField: "Content-Type") == "application/json")
         #expect(try gunzip(sentBody(compressed)) == JSONEncoder().encode(large))
     }
 
@@ -224,7 +224,7 @@ struct UploadPipelineTests {
         let server = try stubServer(.answering(seen: seen)) { $0.uploadCompression = .gzip(minimumSize: 0) }
         try await DefaultCompressionUpload(server: server, uploadPayload: ["x"]).send()
         try await JSONUpload(server: server, uploadPayload: ["x"], uploadCompression: .none).send()
-        let encodings = seen.requests.map { $0.urlRequest.value(forHTTPHeaderField: "Content-Encoding") }
+        let encodings = seen.requests.map { $0.request.value(forHTTPHeaderField: "Content-Encoding") }
         #expect(encodings == ["gzip", nil])
         #expect(try gunzip(sentBody(try #require(seen.requests.first))) == Data(#"["x"]"#.utf8))
     }
@@ -235,8 +235,8 @@ struct UploadPipelineTests {
         let server = try stubServer(StubTransport { request in
             let file = try #require(request.bodyFile)
             bodies.add(String(decoding: try gunzip(Data(contentsOf: file)), as: UTF8.self))
-            bodies.add(request.urlRequest.value(forHTTPHeaderField: "Content-Encoding") ?? "none")
-            return TransportResponse(url: try #require(request.urlRequest.url), statusCode: 200)
+            bodies.add(request.request.value(forHTTPHeaderField: "Content-Encoding") ?? "none")
+            return TransportResponse(url: request.request.url, statusCode: 200)
         })
         let text = String(repeating: "log line\n", count: 5000)
         let file = try scratch.file("app.log", Data(text.utf8))

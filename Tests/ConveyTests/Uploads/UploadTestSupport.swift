@@ -80,7 +80,7 @@ func gunzip(_ data: Data) throws -> Data {
 /// The body a transport was given: `httpBody`, or the contents of `bodyFile` while it still exists.
 func sentBody(_ request: TransportRequest) throws -> Data {
     if let file = request.bodyFile { return try Data(contentsOf: file) }
-    return try #require(request.urlRequest.httpBody)
+    return try #require(request.request.body)
 }
 
 /// Thread-safe upload progress reports, in arrival order.
