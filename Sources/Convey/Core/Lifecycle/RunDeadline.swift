@@ -11,9 +11,8 @@ struct RunDeadline: Sendable {
 }
 
 /// Something that stops when a deadline passes: a run, or a stream past its run. The deadline
-/// alarm calls it; it checks `now` against its own deadline and decides what that means.
-@ConveyActor
-protocol DeadlineWatcher: AnyObject {
+/// alarm calls it, from any thread; it checks `now` against its own deadline and decides what that means.
+protocol DeadlineWatcher: AnyObject, Sendable {
     /// The alarm rang for this watcher's deadline at `now`.
     func deadlinePassed(at now: ContinuousClock.Instant)
 }

@@ -5,29 +5,38 @@ import Foundation
 /// and carries out the action each transition returns; the machine itself never reads a clock,
 /// so every rule about time is tested with instants a test picks.
 ///
-/// A run builds an attempt, exchanges it with the server, decodes the response, and after a
-/// failure refreshes credentials (once, after a 401) or waits and tries again, until it
-/// finishes. A stop (cancellation by tag, type or the caller's task; the total deadline) is
-/// remembered, cancels what the current state owns (the exchange, the retry wait), and decides
-/// the error the run reports at its next step: a run stopped by its deadline reports
-/// `ConveyError.timedOut` of kind `.total`, any other stopped run `ConveyError.cancelled`,
-/// whatever its exchange brought back meanwhile.
+/// A run builds an attempt, exchanges it with the server, checks and decodes the response, and
+/// after a failure refreshes credentials (at most once, after a 401) or waits and tries again,
+/// until it finishes. Each state carries what it holds: the attempt, the exchange in flight and
+/// what cancels it, what the delivery holds for the attempt (a file claim, a stream's transfer),
+/// the last exchange that completed. A stop (cancellation by tag, type or the caller's task; the
+/// total deadline) is remembered, cancels what the current state owns, and decides the error the
+/// run reports at its next step: a run stopped by its deadline reports `ConveyError.timedOut` of
+/// kind `.total`, any other stopped run `ConveyError.cancelled`, whatever its exchange brought back meanwhile.
 ///
-/// Every transition switches over every state. An event the current state does not allow (a
-/// response while waiting to retry, a second `payloadReady`) is rejected: the state stays, the
-/// rejection is recorded in `rejections`, and the action fails the run with `IllegalTransition`
-/// rather than crashing the app.
+/// Every transition switches over every state. An event the current state does not allow is a
+/// defect in Convey: the state stays, the rejection is recorded in `rejections`, and the action
+/// fails the run with `IllegalTransition`, which the runner asserts on in debug builds.
 struct RunStateMachine {
+    /// One attempt: its number and what the delivery holds for it until the run ends or lets it go.
+    struct Attempt {
+        /// The attempt's number, from 1.
+        let number: Int
+        /// What the delivery holds for the attempt (a file claim, a stream's transfer), once it holds something.
+        var hold: (any AttemptHold)?
+    }
+
     /// Where a run is, with what that state owns.
     enum State {
         /// No attempt in progress: before the first, or once a refresh or wait decided on the next.
         case idle
         /// Building an attempt's request: its body, `willSendRequest`, the field checks.
-        case building
-        /// Sending the request and receiving the response: the attempt's exchange, which a stop cancels.
-        case exchanging(any CancellableWork)
+        case building(Attempt)
+        /// Sending the request and receiving the response, with what cancels the exchange once
+        /// the transport registered it (or the task it runs in).
+        case exchanging(Attempt, cancel: (any CancellableWork)?)
         /// The response is in: hooks, the status check and the payload (decoded, a file, a stream).
-        case decoding
+        case receiving(Attempt)
         /// Waiting for the server's credential refresh after this 401; the refresh is shared with
         /// other runs, so a stop does not interrupt it.
         case refreshingCredentials(after: HTTPError)
@@ -41,7 +50,7 @@ struct RunStateMachine {
 
     /// A state without what it owns, to compare, name and record.
     enum Phase: Equatable, Sendable {
-        case idle, building, exchanging, decoding, refreshingCredentials
+        case idle, building, exchanging, receiving, refreshingCredentials
         case retryScheduled(until: ContinuousClock.Instant)
         case waitingToRetry(until: ContinuousClock.Instant)
         case finished
@@ -67,8 +76,8 @@ struct RunStateMachine {
     let totalTimeout: Duration?
     /// When the total timeout ends the run (and a stream that asked for it, `RunDeadline`).
     let deadline: ContinuousClock.Instant?
-    /// Whether a credential refresh already produced new credentials for this run.
-    private var refreshedCredentials = false
+    /// Whether the server's credential refresh already ran for this run: it runs at most once.
+    private(set) var refreshedCredentials = false
     /// Where the current attempt's request goes, for the errors that name it.
     private var url: URL?
 
@@ -84,7 +93,7 @@ struct RunStateMachine {
         case .idle: .idle
         case .building: .building
         case .exchanging: .exchanging
-        case .decoding: .decoding
+        case .receiving: .receiving
         case .refreshingCredentials: .refreshingCredentials
         case .retryScheduled(let until): .retryScheduled(until: until)
         case .waitingToRetry(let until, _): .waitingToRetry(until: until)
@@ -94,6 +103,10 @@ struct RunStateMachine {
 
     /// Whether the run is over.
     var isFinished: Bool { phase == .finished }
+
+    /// How many attempts `retryInterval(afterError:count:)` is told were made: every attempt so
+    /// far but the one retry after a credential refresh, which the refresh rule owns.
+    var retryCount: Int { attemptNumber - (refreshedCredentials ? 1 : 0) }
 
     // MARK: - Stops
 
@@ -112,11 +125,12 @@ struct RunStateMachine {
         if isFinished { return .none }
         if stop == nil { stop = reason }
         switch state {
-        case .exchanging(let exchange): return .cancel(exchange)
+        case .exchanging(_, let cancel?): return .cancel(cancel)
         case .waitingToRetry(_, let wait): return .cancel(wait)
-        // Building and decoding run in the caller's task, the credential refresh is shared with
-        // other runs, and a scheduled wait has not started: the stop ends the run at its next step.
-        case .idle, .building, .decoding, .refreshingCredentials, .retryScheduled, .finished: return .none
+        // Building and receiving run in the caller's task, the credential refresh is shared with
+        // other runs, a scheduled wait has not started, and an exchange whose transport has not
+        // registered yet finds the stop when it does: the stop ends the run at its next step.
+        case .idle, .building, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .finished: return .none
         }
     }
 
@@ -136,25 +150,52 @@ struct RunStateMachine {
     mutating func attemptStarting(at now: ContinuousClock.Instant) -> StepAction {
         switch state {
         case .idle:
-            state = .building
+            state = .building(Attempt(number: attemptNumber))
             _ = deadlinePassed(at: now)
             return stop == nil ? .proceed : .fail(stopError)
-        case .building, .exchanging, .decoding, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
+        case .building, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
             return .fail(reject(.attemptStarting))
         }
     }
 
-    /// The attempt's request is built and goes out to `url` now: `launch` starts the exchange,
-    /// which the exchanging state owns. A stopped run launches nothing.
-    mutating func exchangeStarting(url: URL?, launch: () -> any CancellableWork) -> StepAction {
+    /// The delivery holds `hold` for the attempt (a claimed partial file): the state keeps it
+    /// until the run succeeds with it or lets it go.
+    mutating func holding(_ hold: any AttemptHold) -> StepAction {
         switch state {
-        case .building:
+        case .building(var attempt), .exchanging(var attempt, _), .receiving(var attempt):
+            attempt.hold = hold
+            replaceAttempt(with: attempt)
+            return .proceed
+        case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
+            return .fail(reject(.holding))
+        }
+    }
+
+    /// The attempt's request is built and goes out to `url` now. A stopped run sends nothing.
+    mutating func exchangeStarting(url: URL?) -> StepAction {
+        switch state {
+        case .building(let attempt):
             self.url = url
             guard stop == nil else { return .fail(stopError) }
-            state = .exchanging(launch())
+            state = .exchanging(attempt, cancel: nil)
             return .proceed
-        case .idle, .exchanging, .decoding, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
+        case .idle, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
             return .fail(reject(.exchangeStarting))
+        }
+    }
+
+    /// What cancels the exchange in flight: the transport's own cancellation, or the task the
+    /// exchange runs in. `false` when the run was stopped already, in which case the caller
+    /// cancels it at once.
+    mutating func exchangeCancellable(by work: any CancellableWork) -> Bool {
+        switch state {
+        case .exchanging(let attempt, _):
+            guard stop == nil else { return false }
+            state = .exchanging(attempt, cancel: work)
+            return true
+        case .idle, .building, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
+            // A transport's late registration (the run already moved on) cancels nothing.
+            return stop == nil
         }
     }
 
@@ -162,62 +203,81 @@ struct RunStateMachine {
     /// A response that arrives after a stop does not undo it.
     mutating func responseReceived() -> StepAction {
         switch state {
-        case .exchanging:
+        case .exchanging(let attempt, _):
             guard stop == nil else { return .fail(stopError) }
-            state = .decoding
+            state = .receiving(attempt)
             return .proceed
-        case .idle, .building, .decoding, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
+        case .idle, .building, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
             return .fail(reject(.responseReceived))
         }
     }
 
-    /// The attempt's payload is ready: the run succeeds, unless it was stopped meanwhile.
+    /// The attempt's payload is ready: the run succeeds with what the attempt holds, unless it
+    /// was stopped meanwhile (then what it holds is let go).
     mutating func payloadReady() -> RunAction {
         switch state {
-        case .decoding:
-            guard stop == nil else { return finish(failing: stopError) }
+        case .receiving(let attempt):
+            guard stop == nil else { return finish(failing: stopError, releasing: attempt) }
             state = .finished
-            return .succeed
+            return .succeed(keeping: attempt.hold)
         case .idle, .building, .exchanging, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.payloadReady))
+            return .fail(reject(.payloadReady), release: nil)
         }
     }
 
     // MARK: - After a failed attempt
 
-    /// The attempt failed with `error` at `now`, while building, exchanging or decoding: a
-    /// credential refresh after a 401 (until one succeeds), another attempt after the wait
-    /// `retryInterval` asks for when the deadline leaves time for it, or the end of the run with
-    /// the error it reports. `retryInterval` is the task's rule (the error, the attempt number);
-    /// it is not asked after a stop or a cancellation.
+    /// The attempt failed with `error` at `now`, while building, exchanging or receiving; what
+    /// it held is let go. Then: the server's credential refresh after a first 401, another
+    /// attempt after the wait `retryInterval` asks for when the deadline leaves time for it, or
+    /// the end of the run with the error it reports. A 401 after the refresh is final, whatever
+    /// `retryInterval` says. `retryInterval` is the task's rule (the error, `retryCount`); it is
+    /// not asked after a stop or a cancellation.
     mutating func attemptFailed(_ error: any Error, at now: ContinuousClock.Instant,
                                 retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
         switch state {
-        case .building, .exchanging, .decoding:
-            if stop != nil { return finish(failing: stopError) }
-            if error.isCancellation { return finish(failing: ConveyError.cancelled) }
-            if !refreshedCredentials, let unauthorized = error as? HTTPError, unauthorized.isUnauthorized {
+        case .building(let attempt), .exchanging(let attempt, _), .receiving(let attempt):
+            if stop != nil { return finish(failing: stopError, releasing: attempt) }
+            if error.isCancellation { return finish(failing: ConveyError.cancelled, releasing: attempt) }
+            if let unauthorized = error as? HTTPError, unauthorized.isUnauthorized {
+                if refreshedCredentials { return finish(failing: unauthorized, releasing: attempt) }
                 state = .refreshingCredentials(after: unauthorized)
-                return .refreshCredentials(unauthorized)
+                return .refreshCredentials(unauthorized, release: attempt.hold)
             }
-            return retry(after: error, at: now, retryInterval: retryInterval)
+            return retry(after: error, at: now, retryInterval: retryInterval, releasing: attempt.hold)
         case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.attemptFailed))
+            return .fail(reject(.attemptFailed), release: nil)
+        }
+    }
+
+    /// The count `attemptFailed` would tell `retryInterval` after `error` now, or `nil` when it
+    /// would not ask (a stop, a cancellation, a 401 the refresh rule owns): so a task's own rule,
+    /// which runs elsewhere, is asked exactly where the machine asks it.
+    func asksRetryInterval(after error: any Error) -> Int? {
+        switch state {
+        case .building, .exchanging, .receiving:
+            if stop != nil || error.isCancellation { return nil }
+            if let unauthorized = error as? HTTPError, unauthorized.isUnauthorized { return nil }
+            return retryCount
+        case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
+            return nil
         }
     }
 
     /// The credential refresh ended at `now`; `refreshed` says whether it produced new
-    /// credentials, in which case the next attempt starts at once.
-    mutating func credentialRefreshEnded(refreshed: Bool, at now: ContinuousClock.Instant,
-                                         retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
+    /// credentials, in which case the next attempt starts at once. A refresh that produced none
+    /// ends the run with the 401 (one refresh, one retry, then unauthorized).
+    mutating func credentialRefreshEnded(refreshed: Bool, at now: ContinuousClock.Instant) -> RunAction {
         switch state {
         case .refreshingCredentials(let unauthorized):
-            if stop != nil { return finish(failing: stopError) }
-            guard refreshed else { return retry(after: unauthorized, at: now, retryInterval: retryInterval) }
             refreshedCredentials = true
+            if stop != nil { return finish(failing: stopError, releasing: nil) }
+            _ = deadlinePassed(at: now)
+            if stop != nil { return finish(failing: stopError, releasing: nil) }
+            guard refreshed else { return finish(failing: unauthorized, releasing: nil) }
             return startNextAttempt()
-        case .idle, .building, .exchanging, .decoding, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.credentialRefreshEnded))
+        case .idle, .building, .exchanging, .receiving, .retryScheduled, .waitingToRetry, .finished:
+            return .fail(reject(.credentialRefreshEnded), release: nil)
         }
     }
 
@@ -229,7 +289,7 @@ struct RunStateMachine {
             guard stop == nil else { return .fail(stopError) }
             state = .waitingToRetry(until: until, wait: launch())
             return .proceed
-        case .idle, .building, .exchanging, .decoding, .refreshingCredentials, .waitingToRetry, .finished:
+        case .idle, .building, .exchanging, .receiving, .refreshingCredentials, .waitingToRetry, .finished:
             return .fail(reject(.retryWaitStarting))
         }
     }
@@ -240,21 +300,27 @@ struct RunStateMachine {
         switch state {
         case .retryScheduled, .waitingToRetry:
             _ = deadlinePassed(at: now)
-            if stop != nil { return finish(failing: stopError) }
+            if stop != nil { return finish(failing: stopError, releasing: nil) }
             return startNextAttempt()
-        case .idle, .building, .exchanging, .decoding, .refreshingCredentials, .finished:
-            return .fail(reject(.retryWaitEnded))
+        case .idle, .building, .exchanging, .receiving, .refreshingCredentials, .finished:
+            return .fail(reject(.retryWaitEnded), release: nil)
         }
     }
 
     private mutating func retry(after error: any Error, at now: ContinuousClock.Instant,
-                                retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
-        guard let seconds = retryInterval(error, attemptNumber) else { return finish(failing: error) }
+                                retryInterval: (any Error, Int) -> TimeInterval?, releasing hold: (any AttemptHold)?) -> RunAction {
+        guard let seconds = retryInterval(error, retryCount) else {
+            state = .finished
+            return .fail(error, release: hold)
+        }
         let wait = Self.wait(seconds)
         // A wait that would end at or past the deadline only delays the same failure.
-        if let deadline, now + wait >= deadline { return finish(failing: error) }
+        if let deadline, now + wait >= deadline {
+            state = .finished
+            return .fail(error, release: hold)
+        }
         state = .retryScheduled(until: now + wait)
-        return .waitToRetry(wait)
+        return .waitToRetry(wait, release: hold)
     }
 
     private mutating func startNextAttempt() -> RunAction {
@@ -263,9 +329,18 @@ struct RunStateMachine {
         return .startAttempt
     }
 
-    private mutating func finish(failing error: any Error) -> RunAction {
+    private mutating func finish(failing error: any Error, releasing attempt: Attempt?) -> RunAction {
         state = .finished
-        return .fail(error)
+        return .fail(error, release: attempt?.hold)
+    }
+
+    private mutating func replaceAttempt(with attempt: Attempt) {
+        switch state {
+        case .building: state = .building(attempt)
+        case .exchanging(_, let cancel): state = .exchanging(attempt, cancel: cancel)
+        case .receiving: state = .receiving(attempt)
+        case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished: break
+        }
     }
 
     /// Records that `event` is not allowed in the current state, which stays as it is.

@@ -1,33 +1,28 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-/// Ordinary tasks: the body is collected in memory up to the size limit, through the cache, and
-/// decoded into the task's payload: on the actor when small, off it otherwise.
-@ConveyActor
+/// Bodies kept in memory: collected up to the size limit, through the cache when the run uses one,
+/// and decoded into the task's payload (off the actor, in the run's own task).
 struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
 
-    func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
-        let limit = task.configuration?.maximumResponseSize ?? task.server.configuration.maximumResponseSize
-        let body = InMemoryBody(limit: limit, url: request.url)
-        let sent = try await send(request, body, SendOptions(answersFromCache: true))
-        let response = try body.response(metrics: sent.metrics)
-        return DeliveredExchange(request: sent.request, head: response.head, data: response.data,
-                                 metrics: response.metrics, cacheStatus: sent.cacheStatus)
+    var keepsBodyInMemory: Bool { true }
+
+    func exchange(_ hop: Hop, through chain: ExchangeChain, attempt: AttemptContext,
+                  holding hold: (any AttemptHold)?) async throws -> (Exchange, (any AttemptHold)?) {
+        let body = InMemoryBody(limit: attempt.plan.sizeLimit, url: hop.request.url)
+        let sent = try await chain.send(hop, into: body, attempt: attempt)
+        let (head, data) = try body.collected()
+        return (Exchange(request: sent.request, head: head, body: data, metrics: sent.metrics, cacheStatus: sent.cacheStatus), nil)
     }
 
-    func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> T.DownloadPayload {
-        if let payload = PayloadDecoding.passThrough(T.DownloadPayload.self, response.data) { return payload }
-        // A small body decodes faster than the two thread hops of decoding it elsewhere.
-        if response.data.count <= PayloadDecoding.inlineDecodingLimit {
-            return try PayloadDecoding.decode(T.DownloadPayload.self, from: response.data, using: task.decoder, url: url)
-        }
-        return try await PayloadDecoding.decodeConcurrently(T.DownloadPayload.self, from: response.data, using: task.decoder, url: url)
+    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> T.DownloadPayload {
+        try PayloadDecoding.decode(T.DownloadPayload.self, from: exchange.body, using: plan.decoder, url: exchange.request.url)
     }
 
+    var callsDidFinish: Bool { true }
+
+    @ConveyActor
     func callDidFinish(_ response: ServerResponse<T.DownloadPayload>) async {
-        await task.didFinish(with: response)
+        await Hooks.call(.didFinish, of: T.self) { await task.didFinish(with: response) }
     }
 }

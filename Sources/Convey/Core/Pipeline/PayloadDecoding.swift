@@ -1,19 +1,8 @@
 import Foundation
 
-/// Turns a response body into a task's payload type.
+/// Turns a response body into a task's payload type, in the run's own task: never on
+/// `@ConveyActor`, so large bodies from many runs decode on every core at once.
 enum PayloadDecoding {
-    /// Bodies up to this size decode on `ConveyActor`; larger ones go to `decodeConcurrently`,
-    /// where decoding many at once uses every core. 16 KiB of JSON decodes in tens of microseconds.
-    static let inlineDecodingLimit = 16 * 1024
-
-    /// Decodes off the `ConveyActor`, so large bodies from many tasks decode on all cores at once.
-    @concurrent
-    static func decodeConcurrently<Payload: Decodable & Sendable>(
-        _ type: Payload.Type, from data: Data, using decoder: JSONDecoder, url: URL?
-    ) async throws -> Payload {
-        try decode(type, from: data, using: decoder, url: url)
-    }
-
     /// The payload for a body that needs no decoding (`Data`, `IgnoredPayload`), or `nil`.
     static func passThrough<Payload>(_ type: Payload.Type, _ data: Data) -> Payload? {
         if let raw = data as? Payload { return raw }

@@ -12,6 +12,9 @@ import FoundationNetworking
 /// kind `.redirectRefused`. Credentials set as headers (`CrossOriginCredentials`) are not sent
 /// to another origin.
 enum Redirect {
+    /// How much of a redirect's body is read and dropped before its transfer is ended instead.
+    static var discardedBodyLimit: Int { 64 * 1024 }
+
     /// The next hop of a redirect chain.
     struct Hop: Sendable {
         /// The request to send next.

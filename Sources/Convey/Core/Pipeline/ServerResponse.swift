@@ -31,50 +31,67 @@ public enum ResponseType: String, Sendable, Hashable {
     }
 }
 
+/// One exchange as the pipeline carries it, from the transport's sink to `ServerResponse`: the
+/// request as sent, the head as received, the body, and what it cost. Moved along, never rewrapped.
+struct Exchange: Sendable {
+    /// The request as really sent (after `willSendRequest`, with any field the cache added).
+    var request: OutgoingRequest
+    /// The final response's head.
+    var head: ResponseHead
+    /// The body held in memory: all of it for a body kept in memory, the start of an error body
+    /// for a file or a stream, else empty.
+    var body: Data
+    /// What the exchange cost on the wire.
+    var metrics = ExchangeMetrics()
+    /// Whether the cache took part.
+    var cacheStatus: CacheStatus = .network
+    /// When the attempt that produced it started, and how long it took to the whole body (the head, for a stream).
+    var startedAt = Date()
+    var duration: Duration = .zero
+    /// Which attempt produced it, from 1.
+    var attemptNumber = 1
+}
+
 /// The outcome of a successful run: the decoded payload with everything about the exchange.
 public struct ServerResponse<Payload: Sendable>: Sendable {
     /// The decoded payload.
     public let payload: Payload
-    /// The response body as received (after transfer decompression).
-    public let data: Data
-    /// The request as really sent, after `willSendRequest`.
-    public let request: OutgoingRequest
-    /// The status line and header fields as received, repeats kept.
-    public let head: ResponseHead
-    /// When the attempt that produced this response started.
-    public let startedAt: Date
-    /// How long that attempt took, from sending to the whole body received.
-    public let duration: Duration
-    /// Which attempt produced this response: 1 for the first, 2 after one retry, and so on.
-    public let attemptNumber: Int
-    /// Whether the body came from the network or the cache, and whether the server revalidated it.
-    public internal(set) var cacheStatus: CacheStatus = .network
-    /// What the exchange cost on the wire: phase timings, bytes, protocol, connection reuse.
-    /// Empty for responses answered from the cache or by a transport that measures nothing.
-    public internal(set) var metrics = ExchangeMetrics()
+    /// The exchange the payload came from.
+    var exchange: Exchange
+
+    init(payload: Payload, exchange: Exchange) {
+        self.payload = payload
+        self.exchange = exchange
+    }
 
     /// Creates a response; the pipeline does this for you.
     public init(payload: Payload, data: Data, request: OutgoingRequest, head: ResponseHead,
                 startedAt: Date, duration: Duration, attemptNumber: Int) {
-        self.payload = payload
-        self.data = data
-        self.request = request
-        self.head = head
-        self.startedAt = startedAt
-        self.duration = duration
-        self.attemptNumber = attemptNumber
+        self.init(payload: payload, exchange: Exchange(request: request, head: head, body: data, startedAt: startedAt,
+                                                       duration: duration, attemptNumber: attemptNumber))
     }
 
-    /// Creates a response from a Foundation response; the pipeline does this for you.
-    public init(payload: Payload, data: Data, request: OutgoingRequest, httpResponse: HTTPURLResponse,
-                startedAt: Date, duration: Duration, attemptNumber: Int) {
-        self.init(payload: payload, data: data, request: request, head: ResponseHead(httpResponse, url: request.url),
-                  startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
-    }
+    /// The response body as received (after transfer decompression).
+    public var data: Data { exchange.body }
+    /// The request as really sent, after `willSendRequest`.
+    public var request: OutgoingRequest { exchange.request }
+    /// The status line and header fields as received, repeats kept.
+    public var head: ResponseHead { exchange.head }
+    /// When the attempt that produced this response started.
+    public var startedAt: Date { exchange.startedAt }
+    /// How long that attempt took, from sending to the whole body received.
+    public var duration: Duration { exchange.duration }
+    /// Which attempt produced this response: 1 for the first, 2 after one retry, and so on.
+    public var attemptNumber: Int { exchange.attemptNumber }
+    /// Whether the body came from the network or the cache, and whether the server revalidated it.
+    public var cacheStatus: CacheStatus { exchange.cacheStatus }
+    /// What the exchange cost on the wire: phase timings, bytes, protocol, connection reuse.
+    /// Empty for responses answered from the cache or by a transport that measures nothing.
+    public var metrics: ExchangeMetrics { exchange.metrics }
 
     /// The status line and headers as a Foundation response, built on each access; repeated
     /// fields are combined with `", "`. `head` and `headerFields` keep them apart.
-    public var httpResponse: HTTPURLResponse { head.makeHTTPURLResponse() }
+    public var httpResponse: HTTPURLResponse { head.httpURLResponse }
     /// The header fields in order, repeats kept (every `Set-Cookie` whole).
     public var headerFields: Headers { head.fields }
     /// The HTTP status code.
@@ -86,7 +103,7 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
 
     /// The value of a response header, compared case-insensitively; repeated fields combined with `", "`.
     public func header(_ name: String) -> String? {
-        head.fields[name]
+        head.value(forHTTPHeaderField: name)
     }
 
     /// Every value of a response header, one per field line, in order.
@@ -110,10 +127,6 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
 
     /// The same exchange carrying another payload.
     func replacingPayload<Other>(_ other: Other) -> ServerResponse<Other> {
-        var response = ServerResponse<Other>(payload: other, data: data, request: request, head: head,
-                                             startedAt: startedAt, duration: duration, attemptNumber: attemptNumber)
-        response.cacheStatus = cacheStatus
-        response.metrics = metrics
-        return response
+        ServerResponse<Other>(payload: other, exchange: exchange)
     }
 }

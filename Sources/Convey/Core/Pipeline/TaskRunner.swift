@@ -5,185 +5,303 @@ import FoundationNetworking
 
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
-/// Each attempt: build → `willSendRequest` → send into the delivery's sink, following redirects
-/// (`RedirectStage`, each hop through the cache for ordinary tasks) → `didReceiveResponse`
-/// → validate the status (the run's one `StatusCheck`) → the delivery's payload (decode, finish a
-/// file, check and hand over a stream) → echo. After a failed attempt: one credential refresh
-/// and retry after a 401, or `retryInterval(afterError:count:)` and a cancellable wait, or the
-/// end. Then, for every delivery alike, `didFinish(with:)` when the delivery carries the task's
-/// own payload and `didSucceed(with:)`, or `didFail(with:)`; last the server's
-/// `didFinish(task:response:error:)`, exactly once per run (the hook contract in
-/// Docs/defining-tasks.md).
+/// ```
+/// download() ─┬─ @ConveyActor: plan the run (RunPlan), build attempt 1, willSendRequest
+///             │
+///             ├─ attempt: chain ─▶ RedirectStage ─▶ CacheStage (when the run has one) ─▶ TransportStage ─▶ transport
+///             │           the delivery's sink ◀─ head and body ◀──────────────────────────────────────────┘
+///             │           didReceiveResponse (@ConveyActor, when the task has it) → status → payload → echo
+///             │
+///             ├─ the run's machine decides: succeed │ refresh credentials │ wait and retry │ fail
+///             │
+///             └─ @ConveyActor, when a hook is there to call: didFinish(with:), didSucceed / didFail,
+///                the server's didFinish(task:response:error:)
+/// ```
 ///
-/// The runner is a loop of event → action: the run's `RunStateMachine` (inside its `ActiveRun`)
-/// takes every event — an attempt's end, a refresh's, a wait's, a stop — and returns the next
-/// action (attempt, refresh, wait, succeed, fail), which the runner carries out. The machine's
-/// states own the exchange and the retry wait, which `ActiveRun` launches through it, so a stop
-/// cancels exactly what the run waits on. The run has one deadline (`RunDeadline`), which a stream
-/// that asked for a total timeout carries past the run, over its body.
-@ConveyActor
-struct TaskRunner<T: DownloadingTask> {
+/// The runner itself runs in its caller's task, off `@ConveyActor`: the actor is visited to read
+/// the task and build each attempt's request, and after that only for hooks the task (or a
+/// server subclass) really has. Which hooks a task type has is learnt by calling them
+/// (`KnownHooks`): a hook is skipped only once its default implementation was seen running for
+/// that type.
+///
+/// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — an attempt's steps
+/// and end, a refresh's, a wait's, a stop — and returns the next action, which the runner carries
+/// out. The machine's states own what the run waits on and what an attempt holds (a claimed file,
+/// a stream's transfer), so a stop cancels exactly that and a failure lets it go.
+struct TaskRunner<T: DownloadingTask>: Sendable {
     let task: T
-
-    /// The outcome of one attempt, with whatever of the exchange completed.
-    private struct Attempt<Output: Sendable> {
-        let number: Int
-        var request: OutgoingRequest?
-        var exchange: ServerResponse<Data>?
-        var elapsed: Duration = .zero
-        var result: Result<ServerResponse<Output>, any Error>
-    }
 
     /// Runs the task with its body in memory, decoded into its payload.
     func run() async throws -> ServerResponse<T.DownloadPayload> {
         try await run(MemoryDelivery(task: task))
     }
 
-    /// Runs the task in the caller's own task, as one `ActiveRun`. Cancellation by tag or type and
-    /// the total timeout stop what the run waits on, never the caller's task; the caller's task
-    /// being cancelled reaches the run's machine through the one cancellation handler here.
+    /// Runs the task as one `ActiveRun`, in the caller's task. Cancellation by tag or type and the
+    /// total timeout stop what the run waits on, never the caller's task; the caller's task being
+    /// cancelled reaches the run's machine through the one cancellation handler here.
     func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
-        let server = task.server
-        let totalTimeout = (delivery.totalTimeout ?? task.configuration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
-        let run = ActiveRun(tag: task.sessionTag, taskType: T.self, totalTimeout: totalTimeout, clock: server.configuration.runClock)
-        run.begin()
+        let (plan, run, first) = await Self.start(task, delivery: delivery)
         defer { run.end() }
         return try await withTaskCancellationHandler {
-            try await drive(delivery, server: server, run: run)
+            try await drive(delivery, plan: plan, run: run, first: first)
         } onCancel: {
-            Task { @ConveyActor in run.cancel() }
+            run.cancel()
         }
     }
 
     /// The run's loop: carry out the machine's action, hand what came of it to the machine as the
     /// next event, until the action ends the run. The first action is always an attempt.
-    private func drive<Delivery: ResponseDelivery>(
-        _ delivery: Delivery, server: ConveyServer, run: ActiveRun
-    ) async throws -> ServerResponse<Delivery.Output> {
-        let retryInterval = { (error: any Error, count: Int) in task.retryInterval(afterError: error, count: count) }
+    private func drive<Delivery: ResponseDelivery>(_ delivery: Delivery, plan: RunPlan, run: ActiveRun,
+                                                   first: BuiltAttempt) async throws -> ServerResponse<Delivery.Output> {
+        let chain = ExchangeChain(plan: plan)
+        var next: BuiltAttempt? = first
+        var credentialGeneration = first.credentialGeneration
+        /// The last exchange that completed, in any attempt: what the server's hook is shown.
+        var lastExchange: Exchange?
+        var response: ServerResponse<Delivery.Output>?
         var action = RunStateMachine.RunAction.startAttempt
-        var attempt = Attempt<Delivery.Output>(number: 0, result: .failure(ConveyError.cancelled))
-        var credentialGeneration = server.credentialRefresh.generation
         while true {
             switch action {
             case .startAttempt:
-                credentialGeneration = server.credentialRefresh.generation
-                attempt = await perform(delivery, server: server, run: run)
-                switch attempt.result {
-                case .success:
-                    action = run.step { machine, _ in machine.payloadReady() }
-                    // Stopped with the payload in hand: a stream's transfer must not outlive the run.
-                    if case .fail = action { delivery.abandon() }
-                case .failure(let error):
-                    action = run.step { $0.attemptFailed(error, at: $1, retryInterval: retryInterval) }
-                }
-                echo(attempt, error: action.failure ?? attempt.result.failure, server: server)
-            case .refreshCredentials(let unauthorized):
-                let refreshed = await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: credentialGeneration)
-                action = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1, retryInterval: retryInterval) }
-            case .waitToRetry(let duration):
-                await run.waitToRetry(duration, using: server.configuration.retryWaiter)
-                action = run.step { $0.retryWaitEnded(at: $1) }
+                let built = if let next { next } else { await Self.build(task, delivery: delivery, plan: plan, run: run) }
+                next = nil
+                credentialGeneration = built.credentialGeneration
+                let outcome = await attempt(built, delivery: delivery, chain: chain, plan: plan, run: run)
+                if let exchange = outcome.exchange { lastExchange = exchange }
+                response = outcome.response
+                action = outcome.action
+            case .refreshCredentials(let unauthorized, let release):
+                release?.release()
+                let refreshed = await Self.refreshCredentials(plan.server, after: unauthorized, sentGeneration: credentialGeneration)
+                action = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1) }
+            case .waitToRetry(let duration, let release):
+                release?.release()
+                action = await run.waitToRetry(duration, using: plan.retryWaiter)
             case .succeed:
-                // The machine succeeds a run only after a successful attempt.
-                guard case .success(let response) = attempt.result else {
-                    action = .fail(attempt.result.failure ?? ConveyError.cancelled)
+                // The machine succeeds a run only after an attempt made its payload.
+                guard let response else {
+                    action = .fail(ConveyError.cancelled, release: nil)
                     continue
                 }
-                await delivery.callDidFinish(response)
-                await task.didSucceed(with: response.replacingPayload(response.data))
-                await server.didFinish(task: task, response: attempt.exchange, error: nil)
+                await Self.finish(task, delivery: delivery, plan: plan, response: response)
                 return response
-            case .fail(let error):
-                await task.didFail(with: error)
-                await server.didFinish(task: task, response: attempt.exchange, error: error)
+            case .fail(let error, let release):
+                release?.release()
+                Self.assertLegal(error)
+                await Self.finish(task, plan: plan, failure: error, lastExchange: lastExchange)
                 throw error
             }
         }
     }
 
-    private func echo<Output>(_ attempt: Attempt<Output>, error: (any Error)?, server: ConveyServer) {
-        Echo.attempt(of: task, server: server, request: attempt.request, exchange: attempt.exchange,
-                     error: error, attemptNumber: attempt.number, duration: attempt.elapsed)
+    /// What one attempt came to: the machine's next action, the exchange when one completed, and
+    /// the response when the attempt made its payload.
+    private struct AttemptOutcome<Output: Sendable> {
+        var action: RunStateMachine.RunAction
+        var exchange: Exchange?
+        var response: ServerResponse<Output>?
     }
 
-    private func perform<Delivery: ResponseDelivery>(
-        _ delivery: Delivery, server: ConveyServer, run: ActiveRun
-    ) async -> Attempt<Delivery.Output> {
-        let attemptNumber = run.attemptNumber
-        var attempt = Attempt<Delivery.Output>(number: attemptNumber, result: .failure(ConveyError.cancelled))
-        var stagedFile: URL?
-        let status = StatusCheck(task: task)
+    /// One attempt of the run, top to bottom: send through the chain into the delivery's sink →
+    /// `didReceiveResponse` → check the status → the delivery's payload → echo. Its end is an
+    /// event for the machine, whose action comes back.
+    private func attempt<Delivery: ResponseDelivery>(_ built: BuiltAttempt, delivery: Delivery, chain: ExchangeChain,
+                                                     plan: RunPlan, run: ActiveRun) async -> AttemptOutcome<Delivery.Output> {
+        var outcome = AttemptOutcome<Delivery.Output>(action: .startAttempt)
+        let startedAt = Date()
         let clock = ContinuousClock.now
-        defer { if let stagedFile { try? FileManager.default.removeItem(at: stagedFile) } }
+        var sentRequest: OutgoingRequest?
+        var failure: (any Error)?
         do {
-            try run.step { machine, now in machine.attemptStarting(at: now) }.proceedOrThrow()
-            if server.configuration.failsAllRequests { throw ConveyError.requestsDisabledForDebugging }
-            if server.disabled { throw ConveyError.serverDisabled(server: server.name) }
+            // Built on the actor: the request as `willSendRequest` returned it.
+            let request = try built.request.get()
+            sentRequest = request
 
-            // Build.
-            let body = try await task.requestBody
-            var bodyFile: URL?
-            if case .file(let file, let removeWhenDone) = body?.content {
-                bodyFile = file
-                if removeWhenDone { stagedFile = file }
-            }
-            var request = try await RequestBuilder.request(for: task, server: server, body: body)
-            delivery.prepare(&request)
-            request = try await task.willSendRequest(request: request)
-            request = RequestBuilder.movingUserInfoToAuthorization(request)
-            try FieldValidation.check(request, source: .willSendRequest)
-            attempt.request = request
-
-            // Send, into the delivery's sink, in a task of its own that a stop cancels.
-            let startedAt = Date()
-            let sendClock = ContinuousClock.now
-            let timeout = RequestBuilder.timeout(for: task, server: server)
-            let networkAccess = RequestBuilder.networkAccess(for: task, server: server)
-            let progress = UploadProgressRelay.transportHandler(for: task)
-            let redirects = RedirectStage(task: task, server: server, attemptNumber: attemptNumber)
-            let received: DeliveredExchange
+            // Send: through the chain, into the delivery's sink.
+            try run.step { machine, _ in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
+            var exchange: Exchange
+            var hold = built.hold
             do {
-                received = try await run.exchange(to: request.url) { [request, bodyFile] in
-                    try await delivery.exchange(request, status: status) { sending, sink, options in
-                        try await redirects.send(sending, bodyFile: bodyFile, into: sink, options: options) { hop, hopBodyFile, hopSink in
-                            var exchange = TransportRequest(
-                                request: hop, bodyFile: hopBodyFile, timeout: timeout,
-                                allowsExpensiveNetworkAccess: networkAccess.expensive, allowsConstrainedNetworkAccess: networkAccess.constrained,
-                                progress: progress)
-                            exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
-                            exchange.expectsLargeBody = options.expectsLargeBody
-                            return try await server.transport.send(exchange, into: hopSink)
-                        }
-                    }
+                let context = AttemptContext(plan: plan, number: built.number, cancellation: ExchangeCancellation(run: run))
+                let acquired: (any AttemptHold)?
+                (exchange, acquired) = try await delivery.exchange(Hop(request: request, bodyFile: built.bodyFile), through: chain,
+                                                                   attempt: context, holding: built.hold)
+                if let acquired {
+                    hold = acquired
+                    try run.step { machine, _ in machine.holding(acquired) }.proceedOrThrow()
                 }
             } catch {
-                throw TransportErrors.map(error, url: request.url, timeout: timeout)
+                throw TransportErrors.map(error, url: request.url, timeout: plan.idleTimeout)
             }
+            if let relay = plan.uploadProgress { await relay.drained() }
             try run.step { machine, _ in machine.responseReceived() }.proceedOrThrow()
-            attempt.request = received.request
-            var exchange = ServerResponse(payload: received.data, data: received.data, request: received.request, head: received.head,
-                                          startedAt: startedAt, duration: sendClock.duration(to: .now), attemptNumber: attemptNumber)
-            exchange.cacheStatus = received.cacheStatus
-            exchange.metrics = received.metrics
-            attempt.exchange = exchange
+            exchange.startedAt = startedAt
+            exchange.duration = clock.duration(to: .now)
+            exchange.attemptNumber = built.number
+            sentRequest = exchange.request
+            outcome.exchange = exchange
 
-            // Validate.
-            try await task.didReceiveResponse(response: received.head, data: received.data)
-            if status.throwsError(forStatus: received.head.statusCode) {
-                throw HTTPError(statusCode: received.head.statusCode, body: received.data, headers: received.head.fields.combined,
-                                url: request.url, method: request.method)
+            // Receive: the task's own look at the response, on the actor.
+            if plan.hooks.mustCall(.didReceiveResponse) { try await Self.didReceiveResponse(task, exchange: exchange) }
+
+            // Check: the status the task's rule makes an error.
+            let head = exchange.head
+            if plan.status.throwsError(forStatus: head.statusCode) {
+                throw HTTPError(statusCode: head.statusCode, body: exchange.body, headers: head.fields.combined,
+                                url: exchange.request.url, method: exchange.request.method)
             }
 
-            // Payload: decoded off the actor, a finished file, or a stream (which keeps the run's deadline).
-            let payload = try await delivery.payload(from: exchange, url: request.url, deadline: run.deadline)
-            attempt.result = .success(exchange.replacingPayload(payload))
+            // Payload: decoded, a finished file, or a stream (which keeps the run's deadline).
+            let payload = try await delivery.payload(from: exchange, holding: hold, plan: plan, deadline: run.deadline)
+            outcome.response = ServerResponse(payload: payload, exchange: exchange)
+            outcome.action = run.step { machine, _ in machine.payloadReady() }
         } catch {
-            delivery.abandon()
-            attempt.result = .failure(error is CancellationError ? ConveyError.cancelled : error)
+            failure = error is CancellationError ? ConveyError.cancelled : error
         }
-        attempt.elapsed = clock.duration(to: .now)
-        return attempt
+        if let failure { outcome.action = await failed(failure, plan: plan, run: run) }
+        if let stagedFile = built.stagedFile { try? FileManager.default.removeItem(at: stagedFile) }
+        await echo(outcome, request: sentRequest, error: outcome.action.failure ?? failure, attemptNumber: built.number,
+                   duration: clock.duration(to: .now), plan: plan)
+        return outcome
+    }
+
+    /// The machine's action after an attempt failed with `error`: asks the task's
+    /// `retryInterval(afterError:count:)` (on the actor, when the task has its own) only where
+    /// the machine would.
+    private func failed(_ error: any Error, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
+        var asked: TimeInterval??
+        if plan.hooks.mustCall(.retryInterval), let count = run.step({ machine, _ in machine.asksRetryInterval(after: error) }) {
+            asked = .some(await Self.retryInterval(task, after: error, count: count))
+        }
+        return run.step { machine, now in
+            machine.attemptFailed(error, at: now) { error, count in
+                if let asked { return asked }
+                return plan.retryPolicy?.retryInterval(afterError: error, count: count, method: plan.method)
+            }
+        }
+    }
+
+    private func echo<Output>(_ outcome: AttemptOutcome<Output>, request: OutgoingRequest?, error: (any Error)?,
+                              attemptNumber: Int, duration: Duration, plan: RunPlan) async {
+        let style = await plan.echo.style(for: outcome.exchange?.body)
+        Echo.record(plan.echo, style: style, request: request, exchange: outcome.exchange, error: error,
+                    attemptNumber: attemptNumber, duration: duration)
+    }
+
+    /// An illegal transition is a defect in Convey: a debug build stops on it; a release build
+    /// reports it as the run's failure.
+    private static func assertLegal(_ error: any Error) {
+        if let illegal = error as? RunStateMachine.IllegalTransition { assertionFailure(illegal.description) }
+    }
+}
+
+/// One attempt's request as built on `@ConveyActor`, or why it could not be built.
+struct BuiltAttempt: Sendable {
+    /// The attempt's number, from 1.
+    let number: Int
+    var request: Result<OutgoingRequest, any Error> = .failure(ConveyError.cancelled)
+    /// A file whose contents are the body, streamed from disk.
+    var bodyFile: URL?
+    /// A file staged for this attempt only, removed once it is over.
+    var stagedFile: URL?
+    /// What the delivery holds for the attempt (a claimed partial file).
+    var hold: (any AttemptHold)?
+    /// The server's credential generation when the request was built.
+    var credentialGeneration = 0
+}
+
+// MARK: - On @ConveyActor: reading the task, and its hooks
+
+extension TaskRunner {
+    /// Plans the run, makes it cancellable, and builds its first attempt: the run's first visit
+    /// to the actor.
+    @ConveyActor
+    private static func start<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery) async -> (RunPlan, ActiveRun, BuiltAttempt) {
+        let plan = RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, usesCache: delivery.keepsBodyInMemory)
+        let run = ActiveRun(tag: plan.tag, taskType: T.self, totalTimeout: plan.totalTimeout, clock: plan.clock)
+        run.begin()
+        return (plan, run, await build(task, delivery: delivery, plan: plan, run: run))
+    }
+
+    /// Builds an attempt's request: the body, the layered fields, the delivery's own fields, then
+    /// `willSendRequest` (when the task has it) and the fields it returned checked.
+    @ConveyActor
+    private static func build<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan, run: ActiveRun) async -> BuiltAttempt {
+        var built = BuiltAttempt(number: run.attemptNumber)
+        do {
+            try run.step { machine, now in machine.attemptStarting(at: now) }.proceedOrThrow()
+            let server = plan.server
+            if server.configuration.failsAllRequests { throw ConveyError.requestsDisabledForDebugging }
+            if server.disabled { throw ConveyError.serverDisabled(server: server.name) }
+            built.credentialGeneration = server.credentialRefresh.generation
+            let body = try await task.requestBody
+            if case .file(let file, let removeWhenDone) = body?.content {
+                built.bodyFile = file
+                if removeWhenDone { built.stagedFile = file }
+            }
+            var request = try await RequestBuilder.request(for: task, server: server, body: body)
+            if let hold = try delivery.prepare(&request) {
+                built.hold = hold
+                try run.step { machine, _ in machine.holding(hold) }.proceedOrThrow()
+            }
+            if plan.hooks.mustCall(.willSendRequest) {
+                let parameter = T.HookRequest.hookParameter(request)
+                request = try await Hooks.call(.willSendRequest, of: T.self) { try await task.willSendRequest(request: parameter) }
+                    .outgoingRequest()
+                try FieldValidation.check(request, source: .willSendRequest)
+            }
+            built.request = .success(RequestBuilder.movingUserInfoToAuthorization(request))
+        } catch {
+            built.request = .failure(error)
+        }
+        return built
+    }
+
+    @ConveyActor
+    private static func didReceiveResponse(_ task: T, exchange: Exchange) async throws {
+        guard let response = T.HookResponse.hookParameter(exchange.head) else { return }
+        try await Hooks.call(.didReceiveResponse, of: T.self) { try await task.didReceiveResponse(response: response, data: exchange.body) }
+    }
+
+    @ConveyActor
+    private static func retryInterval(_ task: T, after error: any Error, count: Int) -> TimeInterval? {
+        Hooks.callNow(.retryInterval, of: T.self) { task.retryInterval(afterError: error, count: count) }
+    }
+
+    @ConveyActor
+    private static func refreshCredentials(_ server: ConveyServer, after unauthorized: HTTPError, sentGeneration: Int) async -> Bool {
+        await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: sentGeneration)
+    }
+
+    /// The success hooks, in their order, in one visit to the actor (none when there is none to call).
+    private static func finish<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan,
+                                                           response: ServerResponse<Delivery.Output>) async {
+        let callsDidFinish = delivery.callsDidFinish && plan.hooks.mustCall(.didFinish)
+        guard callsDidFinish || plan.hooks.mustCall(.didSucceed) || plan.callsServerDidFinish else { return }
+        await succeeded(task, delivery: delivery, plan: plan, response: response, callsDidFinish: callsDidFinish)
+    }
+
+    @ConveyActor
+    private static func succeeded<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan,
+                                                              response: ServerResponse<Delivery.Output>, callsDidFinish: Bool) async {
+        if callsDidFinish { await delivery.callDidFinish(response) }
+        let exchange = ServerResponse(payload: response.data, exchange: response.exchange)
+        if plan.hooks.mustCall(.didSucceed) { await Hooks.call(.didSucceed, of: T.self) { await task.didSucceed(with: exchange) } }
+        if plan.callsServerDidFinish { await plan.server.didFinish(task: task, response: exchange, error: nil) }
+    }
+
+    /// The failure hooks, in their order, in one visit to the actor (none when there is none to call).
+    private static func finish(_ task: T, plan: RunPlan, failure: any Error, lastExchange: Exchange?) async {
+        guard plan.hooks.mustCall(.didFail) || plan.callsServerDidFinish else { return }
+        await failed(task, plan: plan, failure: failure, lastExchange: lastExchange)
+    }
+
+    @ConveyActor
+    private static func failed(_ task: T, plan: RunPlan, failure: any Error, lastExchange: Exchange?) async {
+        if plan.hooks.mustCall(.didFail) { await Hooks.call(.didFail, of: T.self) { await task.didFail(with: failure) } }
+        if plan.callsServerDidFinish {
+            await plan.server.didFinish(task: task, response: lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: failure)
+        }
     }
 }
 

@@ -73,13 +73,22 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     /// What to echo for a run that received `data` (`nil` when none arrived). Default: `echoStyle`.
     func echoStyle(for data: Data?) -> TaskEchoStyle
 
+    /// The request type `willSendRequest(request:)` works on: `OutgoingRequest`, inferred from
+    /// your hook. A hook written with Foundation's `URLRequest` still works (it is converted each
+    /// way), with a deprecation warning that names the signature to use.
+    associatedtype HookRequest: WillSendRequestParameter = OutgoingRequest
+    /// The response type `didReceiveResponse(response:data:)` gets: `ResponseHead`, inferred from
+    /// your hook. A hook written with Foundation's `HTTPURLResponse` still works, with a
+    /// deprecation warning that names the signature to use.
+    associatedtype HookResponse: DidReceiveResponseParameter = ResponseHead
+
     /// Called before each attempt is sent; the returned request is the one really sent.
-    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest
+    func willSendRequest(request: HookRequest) async throws -> HookRequest
     /// Called when a response arrives, before its status is checked and its body decoded, with
     /// its head as received (status, fields in order, final URL; `response.httpURLResponse` is
     /// Foundation's form) and the body held in memory (empty for a file or a stream).
     /// Throw to fail the attempt with your own error.
-    func didReceiveResponse(response: ResponseHead, data: Data) async throws
+    func didReceiveResponse(response: HookResponse, data: Data) async throws
     /// Called once when a run fails, with the final error (decoding failures included), whatever
     /// the run delivers: `download()`, `download(to:)`, `stream()`, each connection of `events()`.
     func didFail(with error: any Error) async
@@ -119,14 +128,29 @@ extension DownloadingTask {
     public var cacheStrategy: CacheStrategy { server.configuration.defaultCacheStrategy }
     public var cachesAuthorizedResponses: Bool { true }
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
-    public func echoStyle(for data: Data?) -> TaskEchoStyle { echoStyle }
-    public func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest { request }
-    public func didReceiveResponse(response: ResponseHead, data: Data) async throws {}
-    public func didFail(with error: any Error) async {}
-    public func didFinish(with response: ServerResponse<DownloadPayload>) async {}
-    public func didSucceed(with response: ServerResponse<Data>) async {}
+    public func echoStyle(for data: Data?) -> TaskEchoStyle {
+        HookProbe.defaultRan(.echoStyleForData, of: Self.self)
+        return echoStyle
+    }
+    public func willSendRequest(request: HookRequest) async throws -> HookRequest {
+        HookProbe.defaultRan(.willSendRequest, of: Self.self)
+        return request
+    }
+    public func didReceiveResponse(response: HookResponse, data: Data) async throws {
+        HookProbe.defaultRan(.didReceiveResponse, of: Self.self)
+    }
+    public func didFail(with error: any Error) async {
+        HookProbe.defaultRan(.didFail, of: Self.self)
+    }
+    public func didFinish(with response: ServerResponse<DownloadPayload>) async {
+        HookProbe.defaultRan(.didFinish, of: Self.self)
+    }
+    public func didSucceed(with response: ServerResponse<Data>) async {
+        HookProbe.defaultRan(.didSucceed, of: Self.self)
+    }
     public func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
-        retryPolicy?.retryInterval(afterError: error, count: count, method: method)
+        HookProbe.defaultRan(.retryInterval, of: Self.self)
+        return retryPolicy?.retryInterval(afterError: error, count: count, method: method)
     }
 }
 
@@ -135,12 +159,12 @@ extension DownloadingTask {
     /// `statusRule` says throws (by default every status outside 200–299, unless the server's
     /// `reportBadHTTPStatusAsError` is off) and `ConveyError` for everything else that goes wrong.
     @discardableResult
-    public func download() async throws -> ServerResponse<DownloadPayload> {
+    public nonisolated func download() async throws -> ServerResponse<DownloadPayload> {
         try await TaskRunner(task: self).run()
     }
 
     /// Runs the task for its effect, ignoring the payload. Throws as `download()` does.
-    public func send() async throws {
+    public nonisolated func send() async throws {
         _ = try await TaskRunner(task: self).run()
     }
 }

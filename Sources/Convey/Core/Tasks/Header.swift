@@ -181,26 +181,6 @@ public struct Headers: Sendable, Hashable, RandomAccessCollection, ExpressibleBy
     }
 }
 
-/// Names kept from before `Headers` held response fields too, so apps still compile.
-extension Headers {
-    /// One entry per name, repeated values joined.
-    @available(*, deprecated, renamed: "combined")
-    public var dictionary: [String: String] { combined }
-
-    /// The field lines in order.
-    @available(*, deprecated, message: "Headers is a collection of its fields: use it directly, or Array(headers)")
-    public var fields: [Header] { lines }
-
-    /// Adds a field line after all the others, keeping any with the same name.
-    @available(*, deprecated, message: "use add(_:), which keeps fields of the same name")
-    public mutating func append(name: String, value: String) { appendLine(Header(name: name, value: value)) }
-}
-
-/// The response header type, now `Headers`. Note that `Headers(_:)` with a sequence and
-/// `append(_:)` replace fields of the same name; `add(_:)` keeps them.
-@available(*, deprecated, renamed: "Headers")
-public typealias HeaderFields = Headers
-
 extension String {
     /// ASCII case-insensitive equality, the comparison HTTP uses for field names.
     func equalsIgnoringASCIICase(_ other: String) -> Bool {

@@ -23,6 +23,65 @@ public protocol ConveyTransport: Sendable {
     /// there crosses no thread; an implementation without `nonisolated(nonsending)` runs on the
     /// global executor instead, which works but costs a hop each way.
     nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics
+
+    /// Whether `send` registers a way to stop its exchange with `request.cancellation` (and ends
+    /// promptly when it is used), so that the pipeline can run it in the run's own task. Default:
+    /// `false`: the pipeline runs each exchange in a task of its own and cancels that task to stop it.
+    var registersExchangeCancellation: Bool { get }
+}
+
+extension ConveyTransport {
+    public var registersExchangeCancellation: Bool { false }
+}
+
+/// Something that stops one exchange in flight when asked: what a transport registers with
+/// `ExchangeCancellation` (its transfer, say).
+public protocol ExchangeCancelling: AnyObject, Sendable {
+    /// Ends the exchange promptly: its `send` throws `URLError(.cancelled)`. Called at most once, from any thread.
+    func cancelExchange()
+}
+
+/// How a run stops an exchange without cancelling the task the exchange runs in: cancellation by
+/// tag, by type and the total timeout stop the run, never its caller's task.
+///
+/// A transport whose `registersExchangeCancellation` is `true` registers what stops its exchange
+/// before it waits for the network, and ends the exchange when it is used, as it does when its
+/// task is cancelled.
+public struct ExchangeCancellation: Sendable {
+    /// The run whose stops reach the exchange; `nil` when only the task's cancellation does.
+    let run: ActiveRun?
+
+    init(run: ActiveRun?) {
+        self.run = run
+    }
+
+    /// An exchange only its task's cancellation stops.
+    public static var none: ExchangeCancellation { ExchangeCancellation(run: nil) }
+
+    /// Registers `canceller` to be told when the run stops; returns `false` when it has stopped
+    /// already, in which case nothing is registered and the exchange must end at once.
+    public func register(_ canceller: any ExchangeCancelling) -> Bool {
+        guard let run else { return true }
+        return run.exchangeCancellable(by: RegisteredCanceller(canceller: canceller))
+    }
+
+    /// Runs `operation` in a task of its own, which the run's stop cancels.
+    func inTaskOfItsOwn<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let task = Task { try await operation() }
+        if let run, !run.exchangeCancellable(by: task) { task.cancel() }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
+
+/// A transport's registered canceller as work the run's machine owns.
+private struct RegisteredCanceller: CancellableWork {
+    let canceller: any ExchangeCancelling
+
+    func cancel() { canceller.cancelExchange() }
 }
 
 extension ConveyTransport {
@@ -59,6 +118,8 @@ public struct TransportRequest: Sendable {
     /// as `.http1_1` for a server whose HTTP/2 is broken. Default: `nil`, the transport's.
     /// `URLSessionTransport` cannot choose: it leaves the version to URLSession.
     public var httpVersion: HTTPVersionPreference?
+    /// How the run stops this exchange without cancelling its task; see `ConveyTransport.registersExchangeCancellation`.
+    public var cancellation: ExchangeCancellation = .none
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }

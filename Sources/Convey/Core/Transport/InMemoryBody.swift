@@ -1,11 +1,11 @@
 import Foundation
 
-/// The sink for ordinary tasks: keeps the head and collects the body in memory, up to a limit.
+/// The sink for bodies kept in memory: keeps the head and collects the body, up to a limit.
 ///
 /// Exceeding the limit throws `ConveyError.responseTooLarge` from `offer`, which stops the
 /// transfer at once, so memory never holds more than the limit plus one chunk.
 final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private let limit: Int64?
     private let url: URL?
     private var head: ResponseHead?
@@ -19,14 +19,12 @@ final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
     }
 
     func receive(_ head: ResponseHead) throws {
+        // Room for an announced body, up to the limit: a lying length costs nothing beyond it.
+        let announced = head.contentLength ?? 0
         lock.withLock {
             self.head = head
             body.removeAll(keepingCapacity: true)
-        }
-        // Room for an announced body, up to the limit: a lying length costs nothing beyond it.
-        if let announced = head.fields.first(named: "Content-Length").flatMap(Int64.init), announced > 0 {
-            let capacity = min(announced, limit ?? announced, 64 << 20)
-            lock.withLock { body.reserveCapacity(Int(capacity)) }
+            if announced > 0 { body.reserveCapacity(Int(min(announced, limit ?? announced, 64 << 20))) }
         }
     }
 
@@ -40,20 +38,31 @@ final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
         return true
     }
 
-    /// Takes `response` as the one received, head and body, without copying the body: for a
-    /// response already collected within the same limit (the cache's answer).
-    func adopt(_ response: TransportResponse) {
-        lock.withLock {
-            head = response.head
-            body = response.data
+    /// The collected head and body. Throws `URLError(.badServerResponse)` when no head ever arrived.
+    func collected() throws -> (head: ResponseHead, body: Data) {
+        try lock.withLock {
+            guard let head else { throw URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]) }
+            return (head, body)
         }
     }
 
     /// The collected response. Throws `URLError(.badServerResponse)` when no head ever arrived.
     func response(metrics: ExchangeMetrics) throws -> TransportResponse {
-        try lock.withLock {
-            guard let head else { throw URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]) }
-            return TransportResponse(head: head, data: body, metrics: metrics)
+        let (head, body) = try collected()
+        return TransportResponse(head: head, data: body, metrics: metrics)
+    }
+}
+
+extension InMemoryBody: WholeResponseSink {
+    /// Takes a response already in memory (the cache's answer) as the one received, without
+    /// copying its body, within the same limit.
+    func take(_ response: TransportResponse) throws {
+        if let limit, Int64(response.data.count) > limit {
+            throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: limit, url: response.head.url))
+        }
+        lock.withLock {
+            head = response.head
+            body = response.data
         }
     }
 }

@@ -56,3 +56,21 @@ extension ResponseBodySink {
     /// How much of a whole body `deliver` offers at a time, so a stream sink sees it in pieces.
     static var deliveryChunkSize: Int { 64 * 1024 }
 }
+
+/// A sink that takes a whole response at once, its body handed over instead of offered in pieces.
+protocol WholeResponseSink: ResponseBodySink {
+    /// Takes `response` as the one received, head and body.
+    func take(_ response: TransportResponse) async throws
+}
+
+extension ResponseBodySink {
+    /// Delivers a whole response: handed over as it is where the sink takes whole responses,
+    /// else offered in pieces (`deliver(_:)`).
+    func takeWhole(_ response: TransportResponse) async throws {
+        if let whole = self as? any WholeResponseSink {
+            try await whole.take(response)
+        } else {
+            try await deliver(response)
+        }
+    }
+}

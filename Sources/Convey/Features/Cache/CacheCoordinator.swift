@@ -25,11 +25,11 @@ struct CacheAnswer: Sendable {
 /// network): it answers from the cache, adds conditional headers, shares an identical request's
 /// exchange in flight, or lets the request through, and afterwards stores the response, turns a
 /// 304 into the stored body, falls back to a stored response, or refreshes a stale one in the background.
-@ConveyActor
-struct CacheCoordinator {
-    /// Sends a request over the network, in the calling task (cancelling it stops the send); a
+struct CacheCoordinator: Sendable {
+    /// Sends a request over the network, in the calling task (cancelling it stops the send), or
+    /// in a task of its own that only its cancellation stops (a shared or background exchange); a
     /// redirect comes back as the response.
-    typealias Send = @ConveyActor @Sendable (OutgoingRequest) async throws -> TransportResponse
+    typealias Send = @Sendable (_ request: OutgoingRequest, _ inTaskOfItsOwn: Bool) async throws -> TransportResponse
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
@@ -38,7 +38,7 @@ struct CacheCoordinator {
     private let credentials: Redaction
     /// What besides the request decides an exchange's outcome for this task (its server, size
     /// limit, idle timeout), so only tasks under the same rules share an exchange.
-    private let exchangeRules: (server: ObjectIdentifier, limit: Int64?, timeout: Duration)
+    private let exchangeRules: CachePolicy.ExchangeRules
     private let heuristic: HeuristicFreshness?
     private let coalesces: Bool
     private let reporter: CacheExchangeReporter
@@ -46,23 +46,21 @@ struct CacheCoordinator {
     /// Statuses after which a stored response may answer instead (RFC 5861's stale-if-error set).
     private static let fallbackStatuses: Set<Int> = [500, 502, 503, 504]
 
-    /// The coordinator for a run of `task` against `server`.
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer) {
-        cache = server.configuration.cache
-        strategy = task.cacheStrategy
-        cachesAuthorizedResponses = task.cachesAuthorizedResponses
-        credentials = server.configuration.redaction
-        exchangeRules = (ObjectIdentifier(server), task.configuration?.maximumResponseSize ?? server.configuration.maximumResponseSize,
-                         RequestBuilder.timeout(for: task, server: server))
-        heuristic = server.configuration.heuristicFreshness
-        // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
-        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
-        reporter = CacheExchangeReporter(task: task, server: server)
+    /// The coordinator for a run under `policy`.
+    init(policy: CachePolicy) {
+        cache = policy.cache
+        strategy = policy.strategy
+        cachesAuthorizedResponses = policy.cachesAuthorizedResponses
+        credentials = policy.credentials
+        exchangeRules = policy.exchangeRules
+        heuristic = policy.heuristic
+        coalesces = policy.coalesces
+        reporter = policy.reporter
     }
 
     /// Answers `request` from the cache, the network (through `send`), or both: one hop, a
     /// redirect being an answer like any other.
-    func respond(to request: OutgoingRequest, send: @escaping Send) async throws -> CacheAnswer {
+    func respond(to request: OutgoingRequest, cancellation: ExchangeCancellation, send: @escaping Send) async throws -> CacheAnswer {
         if strategy == .localOnly { return try await answerLocally(request) }
         guard let cache, strategy != .never else { return try await network(request, send) }
         let url = request.url
@@ -97,10 +95,12 @@ struct CacheCoordinator {
 
         let sending = Self.conditional(request, on: stored)
         guard coalesces, request.body == nil else {
-            return try await exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache, send: send)
+            return try await exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache,
+                                      inTaskOfItsOwn: false, send: send)
         }
-        let shared = try await cache.coalescer.run(key: coalescingKey(sending)) {
-            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache, send: send)
+        let shared = try await cache.coalescer.run(key: coalescingKey(sending), cancellation: cancellation) {
+            try await self.exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition, cache: cache,
+                                    inTaskOfItsOwn: true, send: send)
         }
         return shared.joined ? shared.answer.with(status: .joined) : shared.answer
     }
@@ -132,12 +132,12 @@ struct CacheCoordinator {
 
     /// One exchange with the server for `request` (sent as `sending`), and what the cache makes of it.
     private func exchange(_ sending: OutgoingRequest, for request: OutgoingRequest, url: URL, stored: CachedResponse?, key: String,
-                          partition: CredentialPartition, cache: DataCache, send: Send) async throws -> CacheAnswer {
+                          partition: CredentialPartition, cache: DataCache, inTaskOfItsOwn: Bool, send: Send) async throws -> CacheAnswer {
         let requestControl = HTTPCacheRules.requestControl(request)
         let requestedAt = cache.clock.now()
         let sent: TransportResponse
         do {
-            sent = try await send(sending)
+            sent = try await send(sending, inTaskOfItsOwn)
         } catch {
             if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
                 return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
@@ -155,7 +155,8 @@ struct CacheCoordinator {
                 // The 304 confirms another representation than ours: show it, drop ours, ask without conditions.
                 await reporter.report(sending, .success(sent), status: .network, startedAt: requestedAt, until: receivedAt)
                 await cache.remove(key: stored.key)
-                return try await exchange(request, for: request, url: url, stored: nil, key: key, partition: partition, cache: cache, send: send)
+                return try await exchange(request, for: request, url: url, stored: nil, key: key, partition: partition, cache: cache,
+                                          inTaskOfItsOwn: inTaskOfItsOwn, send: send)
             }
             let refreshed = stored.replacing(
                 fields: HTTPCacheRules.merge(stored.fields, with: head.fields), requestedAt: requestedAt, receivedAt: receivedAt,
@@ -200,7 +201,7 @@ struct CacheCoordinator {
             let startedAt = cache.clock.now()
             do {
                 let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition,
-                                                     cache: cache, send: send)
+                                                     cache: cache, inTaskOfItsOwn: true, send: send)
                 await self.reporter.report(answer.request, .success(answer.received ?? answer.response), status: .backgroundRefresh,
                                            startedAt: startedAt, until: cache.clock.now())
                 return answer
@@ -255,7 +256,7 @@ struct CacheCoordinator {
     }
 
     private func network(_ request: OutgoingRequest, _ send: Send) async throws -> CacheAnswer {
-        CacheAnswer(request: request, response: try await send(request), status: .network)
+        CacheAnswer(request: request, response: try await send(request, false), status: .network)
     }
 
     private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {

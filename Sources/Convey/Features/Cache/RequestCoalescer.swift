@@ -33,7 +33,9 @@ final class RequestCoalescer: @unchecked Sendable {
     /// (`joined` false), else the one in flight (`joined` true).
     ///
     /// Cancelling the calling task makes this caller leave.
-    func run(key: String, operation: @escaping @Sendable () async throws -> CacheAnswer) async throws -> (answer: CacheAnswer, joined: Bool) {
+    /// `cancellation` is the caller's run: its stop makes this caller leave as its task's cancellation does.
+    func run(key: String, cancellation: ExchangeCancellation,
+             operation: @escaping @Sendable () async throws -> CacheAnswer) async throws -> (answer: CacheAnswer, joined: Bool) {
         let (exchange, waiter, isLeader) = lock.withLock {
             nextWaiter += 1
             if let running = inFlight[key] {
@@ -46,6 +48,9 @@ final class RequestCoalescer: @unchecked Sendable {
             return (started, nextWaiter, true)
         }
         if isLeader { start(exchange, key: key, operation: operation) }
+        if !cancellation.register(Departure(coalescer: self, exchange: exchange, waiter: waiter, key: key)) {
+            leave(exchange, waiter: waiter, key: key)
+        }
         let answer = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<CacheAnswer, any Error>) in
                 let immediate: Result<CacheAnswer, any Error>? = lock.withLock {
@@ -104,6 +109,23 @@ final class RequestCoalescer: @unchecked Sendable {
             return exchange.abandoned
         }
         if cancelNow { task.cancel() }
+    }
+
+    /// A waiter leaving when its run stops.
+    private final class Departure: ExchangeCancelling {
+        let coalescer: RequestCoalescer
+        let exchange: Exchange
+        let waiter: Int
+        let key: String
+
+        init(coalescer: RequestCoalescer, exchange: Exchange, waiter: Int, key: String) {
+            self.coalescer = coalescer
+            self.exchange = exchange
+            self.waiter = waiter
+            self.key = key
+        }
+
+        func cancelExchange() { coalescer.leave(exchange, waiter: waiter, key: key) }
     }
 
     /// Takes `waiter` off the exchange with a cancellation error; cancels the exchange when it was the last.

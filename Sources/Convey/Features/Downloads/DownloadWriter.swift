@@ -54,6 +54,25 @@ final class DownloadWriter: @unchecked Sendable {
         return true
     }
 
+    /// Runs `operation` (a file call the head asks for, such as truncating the partial file) on
+    /// the writer's queue, before any chunk queued later; a failure is kept like a write's.
+    func perform(_ operation: @escaping @Sendable () throws(FileFailure) -> Void) {
+        queue.async {
+            guard self.lock.withLock({ self.failure == nil }) else { return }
+            do throws(FileFailure) {
+                try operation()
+            } catch {
+                self.lock.withLock { if self.failure == nil { self.failure = error } }
+            }
+        }
+    }
+
+    /// Tells the progress handler, on the writer's queue (never the transport's thread), where the file is.
+    func report(_ snapshot: DownloadProgress) {
+        guard let progress else { return }
+        queue.async { progress(snapshot) }
+    }
+
     /// Calls `resume` once there is room for the chunk last refused, or a write failed: at once if so now.
     func whenReady(_ resume: @escaping @Sendable () -> Void) {
         let now: Bool = lock.withLock {

@@ -50,7 +50,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
             self.head = head
             if status.throwsError(forStatus: head.statusCode) {
                 // The partial bytes do not fit the resource any more: the next attempt starts over.
-                if head.statusCode == 416 { try? claim.discardBytes() }
+                if head.statusCode == 416 { discardLater() }
             } else if head.statusCode == 206 {
                 try continuePartial(head)
             } else {
@@ -91,7 +91,11 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
             defer { self.writesFile = false }
             return (self.writesFile, self.written, self.expectedTotal)
         }
-        guard writesFile else { return }
+        guard writesFile else {
+            // File calls the head asked for (dropping refused partial bytes) are done before the attempt ends.
+            await writer.drain()
+            return
+        }
         let claim = claim
         do throws(FileFailure) {
             try await writer.finish { () throws(FileFailure) in try claim.synchronize() }
@@ -117,7 +121,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
             throw failure("a 206 without a usable Content-Range: \(head.fields["Content-Range"] ?? "none")")
         }
         if let reason = Self.refusal(of: head, range: range, resuming: resumePoint) {
-            try? claim.discardBytes()
+            discardLater()
             throw failure(reason)
         }
         writesFile = true
@@ -155,23 +159,29 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
         let resumable = (200..<300).contains(head.statusCode)
         let validator = resumable ? head.fields["ETag"].flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? head.fields["Last-Modified"] : nil
         expectedTotal = head.fields["Content-Length"].flatMap { Int64($0.trimmingASCIIWhitespace()) }
-        do throws(FileFailure) {
+        // On the writer's queue, before the first chunk: the transport's thread never waits for the disk.
+        let (claim, partial, record) = (claim, partial, validator.map { PartialDownload.Record(url: url, validator: $0, total: expectedTotal) })
+        writer.perform { () throws(FileFailure) in
             try claim.discardBytes()
-            try partial.saveRecord(validator.map { PartialDownload.Record(url: url, validator: $0, total: expectedTotal) })
-        } catch {
-            throw failure(error.description)
+            try partial.saveRecord(record)
         }
         writesFile = true
         written = 0
     }
 
-    /// Reports progress when the body starts going to the file, after the head.
+    /// Reports progress when the body starts going to the file, after the head, on the writer's queue.
     private func report() {
-        guard let progress else { return }
+        guard progress != nil else { return }
         let snapshot: DownloadProgress? = lock.withLock {
             writesFile ? DownloadProgress(bytesWritten: written, totalBytes: expectedTotal) : nil
         }
-        if let snapshot { progress(snapshot) }
+        if let snapshot { writer.report(snapshot) }
+    }
+
+    /// Drops the partial bytes on the writer's queue: a later attempt starts over.
+    private func discardLater() {
+        let claim = claim
+        writer.perform { () throws(FileFailure) in try claim.discardBytes() }
     }
 
     private func failure(_ reason: String) -> ConveyError {

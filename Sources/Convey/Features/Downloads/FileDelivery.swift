@@ -7,18 +7,16 @@ import FoundationNetworking
 /// only when complete and verified. A broken transfer leaves the partial file for the next
 /// attempt or run, which resumes it with `Range` and `If-Range`; the cache is not involved.
 ///
-/// Each attempt claims the partial file (`PartialClaim`) in `prepare` and holds it until the
-/// file is put in place or the attempt is abandoned, so one download per destination runs at a time.
-@ConveyActor
+/// Each attempt claims the partial file (`PartialClaim`) while its request is built; the run's
+/// machine holds the claim until the file is put in place or the attempt is let go, so one
+/// download per destination runs at a time.
 struct FileDelivery: ResponseDelivery {
     let partial: PartialDownload
     let resumes: Bool
     let permissions: FilePermissions
     let progress: DownloadProgressHandler?
     /// The task's `didFinish(with:)`, for a task whose own payload is the file (`FileDownloadingTask`).
-    var didFinish: (@ConveyActor (ServerResponse<URL>) async -> Void)?
-    /// The current attempt's claim and sink, which `exchange`, `payload` and `abandon` reach.
-    private let attempt = AttemptBody()
+    var didFinish: (@ConveyActor @Sendable (ServerResponse<URL>) async -> Void)?
 
     init(destination: URL, resumes: Bool, permissions: FilePermissions, progress: DownloadProgressHandler?) {
         partial = PartialDownload(destination: destination)
@@ -27,76 +25,70 @@ struct FileDelivery: ResponseDelivery {
         self.progress = progress
     }
 
-    func prepare(_ request: inout OutgoingRequest) {
+    @ConveyActor
+    func prepare(_ request: inout OutgoingRequest) throws -> (any AttemptHold)? {
         // Ranges are byte ranges of the representation as sent: ask for it unencoded.
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        attempt.release()
-        // `prepare` cannot throw: a claim that fails fails the attempt when its exchange starts.
-        let claim: PartialClaim
-        do {
-            claim = try partial.claim(permissions: permissions)
-        } catch {
-            attempt.claim = .failure(error)
-            return
-        }
-        attempt.claim = .success(claim)
-        if !resumes {
-            do {
+        let claim = try partial.claim(permissions: permissions)
+        var resumePoint: PartialDownload.ResumePoint?
+        if resumes {
+            resumePoint = claim.resumePoint(for: request.url)
+        } else {
+            do throws(FileFailure) {
                 try claim.discardBytes()
             } catch {
-                attempt.claim = .failure(.downloadFailed(DownloadFailure(destination: partial.destination, reason: error.description)))
                 claim.release()
-                return
+                throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: error.description))
             }
         }
-        guard resumes, let point = claim.resumePoint(for: request.url) else { return }
-        request.setValue("bytes=\(point.offset)-", forHTTPHeaderField: "Range")
-        request.setValue(point.validator, forHTTPHeaderField: "If-Range")
-        attempt.resumePoint = point
+        if let resumePoint {
+            request.setValue("bytes=\(resumePoint.offset)-", forHTTPHeaderField: "Range")
+            request.setValue(resumePoint.validator, forHTTPHeaderField: "If-Range")
+        }
+        return AttemptFile(claim: claim, resumePoint: resumePoint)
     }
 
-    func exchange(_ request: OutgoingRequest, status: StatusCheck, send: @escaping DeliverySend) async throws -> DeliveredExchange {
-        guard let claimed = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
-        let claim = try claimed.get()
-        let body = FileBody(claim: claim, resumePoint: attempt.resumePoint, status: status, progress: progress)
+    func exchange(_ hop: Hop, through chain: ExchangeChain, attempt: AttemptContext,
+                  holding hold: (any AttemptHold)?) async throws -> (Exchange, (any AttemptHold)?) {
+        guard let file = hold as? AttemptFile else { throw notPrepared }
+        let body = FileBody(claim: file.claim, resumePoint: file.resumePoint, status: attempt.plan.status, progress: progress)
+        var large = attempt
+        large.expectsLargeBody = true
         let sent: SentExchange
         do {
-            sent = try await send(request, body, SendOptions(expectsLargeBody: true))
+            sent = try await chain.send(hop, into: body, attempt: large)
         } catch {
             await body.abandonTransfer()
             throw error
         }
         try await body.finishTransfer()
         guard let head = body.head else { throw URLError(.badServerResponse) }
-        return DeliveredExchange(request: sent.request, head: head, data: body.errorBody, metrics: sent.metrics)
+        return (Exchange(request: sent.request, head: head, body: body.errorBody, metrics: sent.metrics), nil)
     }
 
-    func payload(from response: ServerResponse<Data>, url: URL?, deadline: RunDeadline?) async throws -> URL {
-        guard case .success(let claim) = attempt.claim else { throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared")) }
-        try claim.commit()
-        attempt.claim = nil
+    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> URL {
+        guard let file = hold as? AttemptFile else { throw notPrepared }
+        try file.claim.commit()
         return partial.destination
     }
 
+    var callsDidFinish: Bool { didFinish != nil }
+
+    @ConveyActor
     func callDidFinish(_ response: ServerResponse<URL>) async {
         await didFinish?(response)
     }
 
-    func abandon() {
-        attempt.release()
+    private var notPrepared: ConveyError {
+        ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared"))
     }
 }
 
-/// What one attempt of a download holds, shared between the delivery's steps.
-@ConveyActor
-private final class AttemptBody {
-    var resumePoint: PartialDownload.ResumePoint?
-    var claim: Result<PartialClaim, ConveyError>?
+/// What one attempt of a download holds: its claim on the partial file, and where it resumes.
+private struct AttemptFile: AttemptHold {
+    let claim: PartialClaim
+    let resumePoint: PartialDownload.ResumePoint?
 
     /// Lets go of the partial file, keeping it only when it can be resumed.
-    func release() {
-        if case .success(let claim) = claim { claim.release() }
-        claim = nil
-        resumePoint = nil
-    }
+    func release() { claim.release() }
 }

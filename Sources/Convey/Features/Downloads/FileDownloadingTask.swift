@@ -32,11 +32,16 @@ extension FileDownloadingTask {
     /// does. The file is this task's own payload, so a success calls `didFinish(with:)` (before
     /// `didSucceed(with:)`), as `download()` does for any task.
     @discardableResult
-    public func download() async throws -> ServerResponse<URL> {
+    public nonisolated func download() async throws -> ServerResponse<URL> {
+        try await TaskRunner(task: self).run(await fileDelivery())
+    }
+
+    /// The delivery of this task's own file.
+    private func fileDelivery() -> FileDelivery {
         var delivery = FileDelivery(destination: destination, resumes: resumesPartialDownloads, permissions: downloadedFilePermissions,
                                     progress: downloadProgressHandler)
-        delivery.didFinish = { response in await didFinish(with: response) }
-        return try await TaskRunner(task: self).run(delivery)
+        delivery.didFinish = { response in await Hooks.call(.didFinish, of: Self.self) { await didFinish(with: response) } }
+        return delivery
     }
 }
 
@@ -68,7 +73,7 @@ extension DownloadingTask {
     /// The file is not the task's payload, so a success calls `didSucceed(with:)` but not
     /// `didFinish(with:)`.
     @discardableResult
-    public func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
+    public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
                          progress: DownloadProgressHandler? = nil) async throws -> ServerResponse<URL> {
         try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, permissions: permissions,
                                                           progress: progress))

@@ -21,40 +21,90 @@ struct AttemptRecord: Sendable {
     var certificateVerificationOff = false
 }
 
+/// What echo and recording do with a run's attempts, read once from its task and server.
+struct EchoPlan: Sendable {
+    /// The task's style: its configuration's, else its `echoStyle`.
+    let style: TaskEchoStyle
+    /// Asks the task for the style of a run that received some data, when the task has its own
+    /// `echoStyle(for:)` (and its configuration names no style); `nil` when `style` holds.
+    let styleForData: (@ConveyActor @Sendable (Data?) -> TaskEchoStyle)?
+    let sink: any EchoSink
+    let redaction: Redaction
+    /// Where records go, when the server has a recorder.
+    let recorder: TaskRecorder?
+    /// The task's method, for an attempt that failed before its request was built.
+    let method: HTTPMethod
+    /// The task's type and the server's name, for records.
+    let taskType: any DownloadingTask.Type
+    let serverName: String
+    /// Whether requests go out with certificate verification off (a failed attempt's record says so).
+    let verificationOffForHTTPS: Bool
+
+    /// The plan of `task` against `server`; `asksStyleForData` when the task's `echoStyle(for:)`
+    /// is not known to be the default.
+    @ConveyActor
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, asksStyleForData: Bool) {
+        let configuration = server.configuration
+        let fixed = task.configuration?.echoStyle
+        style = fixed ?? task.echoStyle
+        if fixed == nil, asksStyleForData {
+            styleForData = { @ConveyActor data in Hooks.callNow(.echoStyleForData, of: Task.self) { task.echoStyle(for: data) } }
+        } else {
+            styleForData = nil
+        }
+        sink = configuration.echoSink
+        redaction = configuration.redaction
+        recorder = configuration.recorder
+        method = task.method
+        taskType = Task.self
+        serverName = configuration.recorder == nil ? "" : server.name
+        verificationOffForHTTPS = server.usesBuiltInTransport && configuration.tls.disablesCertificateVerificationInsecurely
+    }
+
+    /// The style for a run that received `data`: the task's own answer when it has one.
+    func style(for data: Data?) async -> TaskEchoStyle {
+        guard let styleForData else { return style }
+        return await styleForData(data)
+    }
+}
+
 /// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
-/// server's recorder when the style includes `.recorded`.
-@ConveyActor
+/// server's recorder when the style includes `.recorded`. Runs in the run's own task, off
+/// `@ConveyActor` and never on a transport's thread.
 enum Echo {
-    /// Echoes and records one finished attempt, as the task's style asks.
-    static func attempt<T: DownloadingTask>(of task: T, server: ConveyServer, request: OutgoingRequest?,
-                                           exchange: ServerResponse<Data>?, error: (any Error)?,
-                                           attemptNumber: Int, duration: Duration) {
-        let style = task.configuration?.echoStyle ?? task.echoStyle(for: exchange?.data)
+    /// Echoes and records one exchange other than an attempt's final one (a followed redirect).
+    static func exchange(_ exchange: Exchange, error: (any Error)?, plan: RunPlan) async {
+        let style = await plan.echo.style(for: exchange.body)
+        record(plan.echo, style: style, request: exchange.request, exchange: exchange, error: error,
+               attemptNumber: exchange.attemptNumber, duration: exchange.duration)
+    }
+
+    /// Echoes and records one finished attempt in `style`.
+    static func record(_ plan: EchoPlan, style: TaskEchoStyle, request: OutgoingRequest?, exchange: Exchange?, error: (any Error)?,
+                       attemptNumber: Int, duration: Duration) {
         let prints = style.printsToConsole && (error != nil || !style.contains(.onlyIfError))
-        let recorder = style.contains(.recorded) ? server.configuration.recorder : nil
+        let recorder = style.contains(.recorded) ? plan.recorder : nil
         guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
         let record = AttemptRecord(
-            method: sentRequest?.method.rawValue ?? task.method.rawValue, url: sentRequest?.url,
+            method: (sentRequest?.method ?? plan.method).rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.body,
-            statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? Headers(),
-            responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
+            statusCode: exchange?.head.statusCode, responseHeaders: exchange?.head.fields ?? Headers(),
+            responseBody: exchange?.body, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
-            certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, server: server))
+            certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, plan: plan))
         if prints {
-            let text = EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record)
-            server.configuration.echoSink.write(DisplayFormat.terminalSafe(text))
+            let text = EchoFormatter(style: style, redaction: plan.redaction).text(for: record)
+            plan.sink.write(DisplayFormat.terminalSafe(text))
         }
-        recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
-                         redaction: server.configuration.redaction)
+        recorder?.record(record, taskName: String(describing: plan.taskType), serverName: plan.serverName, redaction: plan.redaction)
     }
 
     /// What the transport reported; without a response (a failed attempt), what the server's
     /// built-in transport was told for an `https` URL.
-    private static func certificateVerificationOff(exchange: ServerResponse<Data>?, url: URL?, server: ConveyServer) -> Bool {
+    private static func certificateVerificationOff(exchange: Exchange?, url: URL?, plan: EchoPlan) -> Bool {
         if let exchange { return exchange.metrics.certificateVerified == false }
-        return server.usesBuiltInTransport && server.configuration.tls.disablesCertificateVerificationInsecurely
-            && url?.scheme?.lowercased() == "https"
+        return plan.verificationOffForHTTPS && url?.scheme?.lowercased() == "https"
     }
 }
 

@@ -11,9 +11,9 @@ extension DownloadingTask {
     /// for this run, and the run's deadline then covers the body too. At most
     /// `bufferSize` bytes wait for the reader; then the transport stops reading (see
     /// Docs/streaming.md). The response's `data` is empty (or the start of an error body).
-    public func stream(totalTimeout: Duration? = nil, bufferSize: Int = ResponseStream.defaultBufferSize)
+    public nonisolated func stream(totalTimeout: Duration? = nil, bufferSize: Int = ResponseStream.defaultBufferSize)
         async throws -> ServerResponse<ResponseStream> {
-        try await TaskRunner(task: self).run(StreamDelivery(task: self, totalTimeout: totalTimeout, bufferSize: bufferSize))
+        try await TaskRunner(task: self).run(StreamDelivery(totalTimeout: totalTimeout, bufferSize: bufferSize))
     }
 
     /// The response as server-sent events (`text/event-stream`), reconnecting when the connection
@@ -21,7 +21,7 @@ extension DownloadingTask {
     public nonisolated func events(_ configuration: ServerSentEvents.Configuration = ServerSentEvents.Configuration())
         -> ServerSentEvents {
         ServerSentEvents(configuration: configuration) { lastEventID in
-            var delivery = await StreamDelivery(task: self, totalTimeout: nil, bufferSize: ResponseStream.defaultBufferSize)
+            var delivery = StreamDelivery(totalTimeout: nil, bufferSize: ResponseStream.defaultBufferSize)
             delivery.defaultHeaders = ["Accept": "text/event-stream"]
             delivery.requiredMediaType = "text/event-stream"
             if let lastEventID { delivery.headers = ["Last-Event-ID": lastEventID] }

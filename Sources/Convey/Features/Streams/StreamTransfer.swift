@@ -14,10 +14,10 @@ final class StreamTransfer: Sendable {
     private let sending: Task<Void, Never>
     private let deadlineWatch: StreamDeadline
 
-    /// Starts `send` into a buffer of `capacity` bytes. `timeout` is the idle timeout, for errors.
-    @ConveyActor
+    /// Starts `send` into a buffer of `capacity` bytes, in a task of its own. `timeout` is the
+    /// idle timeout, for errors.
     init(url: URL?, timeout: Duration, capacity: Int,
-         send: @escaping @ConveyActor (any ResponseBodySink) async throws -> ExchangeMetrics) {
+         send: @escaping @Sendable (any ResponseBodySink) async throws -> ExchangeMetrics) {
         let buffer = StreamBuffer(capacity: capacity)
         let deadlineWatch = StreamDeadline(buffer: buffer, url: url)
         self.buffer = buffer
@@ -32,12 +32,11 @@ final class StreamTransfer: Sendable {
             }
             deadlineWatch.transferEnded()
         }
-        deadlineWatch.sending = sending
+        deadlineWatch.watchSending(sending)
     }
 
     /// Keeps the run's `deadline` over the rest of the body: when it passes, the transfer ends and
     /// the reader gets `ConveyError.timedOut` of kind `.total`.
-    @ConveyActor
     func keep(_ deadline: RunDeadline) {
         deadlineWatch.watch(deadline)
     }
@@ -87,11 +86,11 @@ final class StreamTransfer: Sendable {
 
 /// A stream's watch over its run's deadline once the run has handed the stream over: registered
 /// with the clock's alarm until the deadline passes or the transfer ends.
-@ConveyActor
-private final class StreamDeadline: DeadlineWatcher {
+private final class StreamDeadline: DeadlineWatcher, @unchecked Sendable {
     private let buffer: StreamBuffer
     private let url: URL?
-    var sending: Task<Void, Never>?
+    private let lock = NSLock()
+    private var sending: Task<Void, Never>?
     private var deadline: RunDeadline?
     private var ended = false
 
@@ -100,21 +99,40 @@ private final class StreamDeadline: DeadlineWatcher {
         self.url = url
     }
 
+    func watchSending(_ task: Task<Void, Never>) {
+        lock.withLock { if !ended { sending = task } }
+    }
+
     func watch(_ deadline: RunDeadline) {
-        guard !ended else { return }
-        self.deadline = deadline
-        deadline.clock.deadlineAlarm.watch(self, until: deadline.instant, on: deadline.clock)
+        let watches = lock.withLock {
+            guard !ended else { return false }
+            self.deadline = deadline
+            return true
+        }
+        if watches { deadline.clock.deadlineAlarm.watch(self, until: deadline.instant, on: deadline.clock) }
     }
 
     func transferEnded() {
-        ended = true
+        let deadline = lock.withLock {
+            ended = true
+            sending = nil
+            return self.deadline
+        }
         if let deadline { deadline.clock.deadlineAlarm.forget(self) }
-        sending = nil
     }
 
     func deadlinePassed(at now: ContinuousClock.Instant) {
-        guard let deadline, now >= deadline.instant, !ended else { return }
+        let (deadline, sending) = lock.withLock { (ended ? nil : self.deadline, self.sending) }
+        guard let deadline, now >= deadline.instant else { return }
         buffer.finish(.failed(ConveyError.timedOut(TimeoutFailure(kind: .total, limit: deadline.limit, url: buffer.headURL ?? url))))
         sending?.cancel()
     }
+}
+
+extension StreamTransfer: ExchangeCancelling, AttemptHold {
+    /// The run stopped while waiting for the head: the transfer ends.
+    func cancelExchange() { close() }
+
+    /// The attempt failed or the run stopped with the stream in hand: the transfer ends.
+    func release() { close() }
 }

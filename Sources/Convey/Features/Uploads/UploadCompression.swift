@@ -1,4 +1,4 @@
-import CZlib
+internal import CZlib
 import Foundation
 
 /// gzip (RFC 1952) in front of another sink, through the system zlib: compresses what is written

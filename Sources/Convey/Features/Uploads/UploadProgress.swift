@@ -24,31 +24,60 @@ public struct UploadProgress: Sendable, Hashable {
 public typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
 
 /// Passes a transport's progress on to a task's `uploadProgressHandler`: the upload side only,
-/// and only when it changed.
+/// only when it changed, and never on the transport's thread. The transport reports from its own
+/// thread; the handler runs on a queue of the relay's own, one report at a time, in order, and
+/// a handler slower than the transfer sees the latest progress rather than every step.
 final class UploadProgressRelay: @unchecked Sendable {
     private let handler: UploadProgressHandler
+    private let queue = DispatchQueue(label: "Convey.uploadProgress")
     private let lock = NSLock()
     private var last: UploadProgress?
+    /// The newest report the handler has not seen yet, and whether a delivery is on its way.
+    private var pending: UploadProgress?
+    private var delivering = false
 
     init(handler: @escaping UploadProgressHandler) {
         self.handler = handler
     }
 
-    /// The transport progress callback for a task: `nil` unless it is an upload task with a handler.
+    /// The relay for a task: `nil` unless it is an upload task with a handler.
     @ConveyActor
-    static func transportHandler<Task: DownloadingTask>(for task: Task) -> (@Sendable (TransferProgress) -> Void)? {
+    static func relay<Task: DownloadingTask>(for task: Task) -> UploadProgressRelay? {
         guard let handler = (task as? any UploadingTask)?.uploadProgressHandler else { return nil }
-        return UploadProgressRelay(handler: handler).report
+        return UploadProgressRelay(handler: handler)
     }
+
+    /// The callback a transport calls, from any thread.
+    var transportHandler: @Sendable (TransferProgress) -> Void { report }
 
     func report(_ transfer: TransferProgress) {
         guard transfer.bytesSent > 0 || transfer.totalBytesToSend != nil else { return }
         let progress = UploadProgress(bytesSent: transfer.bytesSent, totalBytes: transfer.totalBytesToSend)
-        let changed = lock.withLock {
+        let startsDelivery = lock.withLock {
             guard last != progress else { return false }
             last = progress
+            pending = progress
+            if delivering { return false }
+            delivering = true
             return true
         }
-        if changed { handler(progress) }
+        if startsDelivery { queue.async { self.deliver() } }
+    }
+
+    /// Returns once the handler has seen every report made so far, so a run returns only after
+    /// its handler saw the last one.
+    func drained() async {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume() } }
+    }
+
+    /// Hands the handler each newest report until none is left; runs on `queue`.
+    private func deliver() {
+        while let next = lock.withLock({ () -> UploadProgress? in
+            defer { pending = nil }
+            if pending == nil { delivering = false }
+            return pending
+        }) {
+            handler(next)
+        }
     }
 }

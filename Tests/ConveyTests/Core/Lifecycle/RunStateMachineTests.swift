@@ -80,24 +80,24 @@ struct LifecycleRunStateMachineTests {
         #expect(machine.isFinished)
     }
 
-    @Test func cancelWhileDecodingEndsTheRunWhenThePayloadIsReady() {
+    @Test func cancelWhileReceivingEndsTheRunWhenThePayloadIsReady() {
         var machine = exchanging()
         #expect(machine.responseReceived().failure == nil)
-        #expect(machine.phase == .decoding)
+        #expect(machine.phase == .receiving)
         #expect(machine.cancel().isNone)
         #expect(isCancelled(machine.payloadReady().failure))
     }
 
     @Test func cancelWhileWaitingForACredentialRefreshEndsTheRunWhenTheRefreshEnds() {
         var machine = exchanging()
-        guard case .refreshCredentials(let error) = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(0).interval) else {
+        guard case .refreshCredentials(let error, _) = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(0).interval) else {
             Issue.record("expected a credential refresh"); return
         }
         #expect(error.statusCode == 401)
         #expect(machine.phase == .refreshingCredentials)
         // The refresh is shared with other runs: nothing to interrupt.
         #expect(machine.cancel().isNone)
-        let action = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(2)), retryInterval: RetryRule(0).interval)
+        let action = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(2)))
         #expect(isCancelled(action.failure))
         #expect(machine.attemptNumber == 1)
     }
@@ -139,7 +139,7 @@ struct LifecycleRunStateMachineTests {
         #expect(totalTimeout(action.failure)?.limit == .seconds(10))
     }
 
-    @Test func deadlineWhileDecodingFailsTheRunWhenThePayloadIsReady() {
+    @Test func deadlineWhileReceivingFailsTheRunWhenThePayloadIsReady() {
         var machine = exchanging()
         #expect(machine.responseReceived().failure == nil)
         #expect(machine.deadlinePassed(at: at(.seconds(11))).isNone)
@@ -150,7 +150,7 @@ struct LifecycleRunStateMachineTests {
         var machine = exchanging()
         _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(0).interval)
         #expect(machine.deadlinePassed(at: at(.seconds(10))).isNone)
-        let action = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(12)), retryInterval: RetryRule(0).interval)
+        let action = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(12)))
         #expect(totalTimeout(action.failure) != nil)
     }
 
@@ -298,26 +298,93 @@ struct LifecycleRunStateMachineTests {
         guard case .refreshCredentials = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval) else {
             Issue.record("expected a credential refresh"); return
         }
-        guard case .startAttempt = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1)), retryInterval: rule.interval) else {
+        guard case .startAttempt = machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1))) else {
             Issue.record("expected the next attempt"); return
         }
         #expect(machine.attemptNumber == 2)
         #expect(rule.asked.isEmpty)
-        // A second 401 after fresh credentials is an ordinary failure.
-        #expect(machine.attemptStarting(at: at(.seconds(1))).failure == nil)
-        #expect(machine.exchangeStarting(url: url) { Work() }.failure == nil)
-        #expect((machine.attemptFailed(unauthorized, at: at(.seconds(2)), retryInterval: rule.interval).failure as? HTTPError)?.statusCode == 401)
-        #expect(rule.asked == ["401 #2"])
     }
 
-    @Test func aRefreshThatFailedFallsBackToTheRetryRule() {
+    @Test func aSecondUnauthorizedAfterTheRefreshIsFinalWhateverTheRetryRuleSays() {
         var machine = exchanging()
-        _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: RetryRule(nil).interval)
-        let rule = RetryRule(1)
-        let action = machine.credentialRefreshEnded(refreshed: false, at: at(.seconds(1)), retryInterval: rule.interval)
-        #expect(action.wait == .seconds(1))
-        #expect(rule.asked == ["401 #1"])
+        let rule = RetryRule(0)
+        _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval)
+        #expect(machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1))).failure == nil)
+        #expect(machine.attemptStarting(at: at(.seconds(1))).failure == nil)
+        #expect(machine.exchangeStarting(url: url) { Work() }.failure == nil)
+        #expect(machine.asksRetryInterval(after: unauthorized) == nil)
+        #expect((machine.attemptFailed(unauthorized, at: at(.seconds(2)), retryInterval: rule.interval).failure as? HTTPError)?.statusCode == 401)
+        #expect(rule.asked.isEmpty)
+        #expect(machine.isFinished)
     }
+
+    @Test func aRefreshThatFailedEndsTheRunUnauthorizedWhateverTheRetryRuleSays() {
+        var machine = exchanging()
+        let rule = RetryRule(1)
+        _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval)
+        let action = machine.credentialRefreshEnded(refreshed: false, at: at(.seconds(1)))
+        #expect((action.failure as? HTTPError)?.statusCode == 401)
+        #expect(rule.asked.isEmpty)
+        #expect(machine.isFinished)
+    }
+
+    @Test func theRetryAfterARefreshIsNotCountedInTheRetryRulesCount() {
+        var machine = exchanging(totalTimeout: nil)
+        let rule = RetryRule(0)
+        _ = machine.attemptFailed(unauthorized, at: at(.seconds(1)), retryInterval: rule.interval)
+        #expect(machine.credentialRefreshEnded(refreshed: true, at: at(.seconds(1))).failure == nil)
+        #expect(machine.attemptStarting(at: at(.seconds(1))).failure == nil)
+        #expect(machine.exchangeStarting(url: url) { Work() }.failure == nil)
+        #expect(machine.asksRetryInterval(after: unavailable) == 1)
+        #expect(machine.attemptFailed(unavailable, at: at(.seconds(2)), retryInterval: rule.interval).wait == .zero)
+        #expect(rule.asked == ["503 #1"])
+        #expect(machine.attemptNumber == 2)
+    }
+
+    // MARK: - What an attempt holds
+
+    @Test func whatAFailedAttemptHeldIsLetGo() {
+        var machine = exchanging()
+        let held = Held()
+        #expect(machine.holding(held).failure == nil)
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(1)), retryInterval: RetryRule(1).interval)
+        #expect((action.released as? Held) === held)
+    }
+
+    @Test func whatASuccessfulAttemptHeldIsKeptForThePayload() {
+        var machine = exchanging()
+        let held = Held()
+        #expect(machine.holding(held).failure == nil)
+        #expect(machine.responseReceived().failure == nil)
+        guard case .succeed(let kept) = machine.payloadReady() else { Issue.record("expected success"); return }
+        #expect((kept as? Held) === held)
+    }
+
+    @Test func whatARunStoppedWithThePayloadInHandHeldIsLetGo() {
+        var machine = exchanging()
+        let held = Held()
+        #expect(machine.holding(held).failure == nil)
+        #expect(machine.responseReceived().failure == nil)
+        #expect(machine.cancel().isNone)
+        let action = machine.payloadReady()
+        #expect(isCancelled(action.failure))
+        #expect((action.released as? Held) === held)
+    }
+}
+
+extension RunStateMachine {
+    /// The exchange starts, and `launch` (the work that cancels it) is registered when it did.
+    mutating func exchangeStarting(url: URL?, launch: () -> any CancellableWork) -> StepAction {
+        let action = exchangeStarting(url: url)
+        if case .proceed = action { _ = exchangeCancellable(by: launch()) }
+        return action
+    }
+}
+
+/// What a test hands the machine as an attempt's hold, to see when it is let go.
+final class Held: AttemptHold, @unchecked Sendable {
+    private(set) var released = false
+    func release() { released = true }
 }
 
 /// Work a test hands the machine as an exchange or a retry wait, to see what a stop cancels.
@@ -363,7 +430,7 @@ extension RunStateMachine.StepAction {
 extension RunStateMachine.RunAction {
     /// The wait of `.waitToRetry`.
     var wait: Duration? {
-        if case .waitToRetry(let duration) = self { return duration }
+        if case .waitToRetry(let duration, _) = self { return duration }
         return nil
     }
 }

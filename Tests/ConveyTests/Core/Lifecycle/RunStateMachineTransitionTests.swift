@@ -11,15 +11,15 @@ struct LifecycleRunStateMachineTransitionTests {
 
     /// The states a run can be in, each reached through legal events.
     enum Where: String, CaseIterable, Sendable {
-        case idle, building, exchanging, decoding, refreshingCredentials, retryScheduled, waitingToRetry, finished
+        case idle, building, exchanging, receiving, refreshingCredentials, retryScheduled, waitingToRetry, finished
     }
 
     /// The events each state allows.
     static let legal: [Where: Set<Event>] = [
         .idle: [.attemptStarting],
-        .building: [.exchangeStarting, .attemptFailed],
-        .exchanging: [.responseReceived, .attemptFailed],
-        .decoding: [.payloadReady, .attemptFailed],
+        .building: [.holding, .exchangeStarting, .attemptFailed],
+        .exchanging: [.holding, .responseReceived, .attemptFailed],
+        .receiving: [.holding, .payloadReady, .attemptFailed],
         .refreshingCredentials: [.credentialRefreshEnded],
         .retryScheduled: [.retryWaitStarting, .retryWaitEnded],
         .waitingToRetry: [.retryWaitEnded],
@@ -47,7 +47,7 @@ struct LifecycleRunStateMachineTransitionTests {
         case .idle, .building: break
         case .exchanging:
             _ = machine.exchangeStarting(url: nil) { owned }
-        case .decoding:
+        case .receiving:
             _ = machine.exchangeStarting(url: nil) { Work() }
             _ = machine.responseReceived()
         case .refreshingCredentials:
@@ -71,11 +71,12 @@ struct LifecycleRunStateMachineTransitionTests {
         let now = start + .seconds(1)
         switch event {
         case .attemptStarting: return machine.attemptStarting(at: now).failure
+        case .holding: return machine.holding(Held()).failure
         case .exchangeStarting: return machine.exchangeStarting(url: nil) { launched = true; return Work() }.failure
         case .responseReceived: return machine.responseReceived().failure
         case .payloadReady: return machine.payloadReady().failure
         case .attemptFailed: return machine.attemptFailed(HTTPError(statusCode: 503), at: now, retryInterval: retry).failure
-        case .credentialRefreshEnded: return machine.credentialRefreshEnded(refreshed: false, at: now, retryInterval: retry).failure
+        case .credentialRefreshEnded: return machine.credentialRefreshEnded(refreshed: false, at: now).failure
         case .retryWaitStarting: return machine.retryWaitStarting { launched = true; return Work() }.failure
         case .retryWaitEnded: return machine.retryWaitEnded(at: now).failure
         }
@@ -100,7 +101,7 @@ struct LifecycleRunStateMachineTransitionTests {
         let stop = machine.cancel()
         switch place {
         case .exchanging, .waitingToRetry: #expect(stop.cancels(owned))
-        case .idle, .building, .decoding, .refreshingCredentials, .retryScheduled, .finished: #expect(stop.isNone)
+        case .idle, .building, .receiving, .refreshingCredentials, .retryScheduled, .finished: #expect(stop.isNone)
         }
         #expect(machine.stop == (place == .finished ? nil : .cancelled))
     }
@@ -116,7 +117,7 @@ struct LifecycleRunStateMachineTransitionTests {
     }
 
     @Test func aSecondPayloadReadyIsRejectedAndTheRunStaysASuccess() {
-        var machine = machine(in: .decoding)
+        var machine = machine(in: .receiving)
         #expect(machine.payloadReady().failure == nil)
         #expect(machine.payloadReady().failure as? Machine.IllegalTransition == .init(event: .payloadReady, phase: .finished))
         #expect(machine.isFinished)

@@ -41,7 +41,7 @@ private struct MeetingTask: DownloadingTask {
 @ConveyActor
 struct ConcurrentDecodingTests {
     @Test func largeBodiesDecodeInParallelOffTheActor() async throws {
-        let padding = String(repeating: "x", count: PayloadDecoding.inlineDecodingLimit)
+        let padding = String(repeating: "x", count: 16 * 1024)
         let server = try stubServer(.answering(body: #"{"padding": "\#(padding)"}"#))
         async let first = MeetingTask(server: server).download()
         async let second = MeetingTask(server: server).download()

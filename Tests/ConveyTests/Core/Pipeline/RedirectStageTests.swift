@@ -26,7 +26,7 @@ struct RedirectStageTests {
             case "/old": return (302, ["Location": "/new"], "moved")
             case "/see-other": return (303, ["Location": "/new"], "")
             case "/loop": return (302, ["Location": "/loop"], "")
-            case "/long": return (301, ["Location": "/new"], String(repeating: "x", count: RedirectStage.discardedBodyLimit * 3))
+            case "/long": return (301, ["Location": "/new"], String(repeating: "x", count: Redirect.discardedBodyLimit * 3))
             case "/ftp": return (302, ["Location": "ftp://files.example/x"], "")
             default: return (200, [:], "final")
             }

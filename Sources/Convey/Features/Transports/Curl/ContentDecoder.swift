@@ -1,4 +1,4 @@
-import CZlib
+internal import CZlib
 import Foundation
 
 /// Decodes a gzip or deflate response body as it arrives, through the system zlib, in slices of

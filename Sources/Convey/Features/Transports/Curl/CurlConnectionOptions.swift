@@ -1,6 +1,6 @@
 #if canImport(CConveyCurlShim)
-import CConveyCurlShim
-import CCurl
+internal import CConveyCurlShim
+internal import CCurl
 import Foundation
 
 /// One curl option and its value.

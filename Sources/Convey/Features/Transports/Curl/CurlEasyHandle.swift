@@ -1,6 +1,6 @@
 #if canImport(CConveyCurlShim)
-import CConveyCurlShim
-import CCurl
+internal import CConveyCurlShim
+internal import CCurl
 
 /// What every handle of one transport shares: set once when the handle is made.
 struct CurlHandleDefaults: @unchecked Sendable {

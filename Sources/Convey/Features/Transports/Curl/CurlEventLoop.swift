@@ -1,6 +1,6 @@
 #if canImport(CConveyCurlShim)
-import CConveyCurlShim
-import CCurl
+internal import CConveyCurlShim
+internal import CCurl
 import Foundation
 
 /// An event loop: a thread that drives one libcurl multi handle for the transports that use it,

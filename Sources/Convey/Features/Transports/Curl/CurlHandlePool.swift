@@ -1,6 +1,6 @@
 #if canImport(CConveyCurlShim)
-import CConveyCurlShim
-import CCurl
+internal import CConveyCurlShim
+internal import CCurl
 import Foundation
 
 /// What belongs to one `CurlTransport`: its event loops, its cookie jar and TLS sessions, its

@@ -1,6 +1,6 @@
 #if canImport(CConveyCurlShim)
-import CConveyCurlShim
-import CCurl
+internal import CConveyCurlShim
+internal import CCurl
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -69,7 +69,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set when a re-send of a request that must not be repeated was stopped.
     private var resendRefused = false
     /// Resumed by the loop, exactly once, when the transfer is over.
-    var continuation: CheckedContinuation<Void, Never>?
+    var continuation: UnsafeContinuation<Void, Never>?
 
     /// Prepares `easy` for `transportRequest`. Throws a `URLError` when the body file cannot be opened.
     init(_ transportRequest: TransportRequest, connectTimeout: Duration,
@@ -378,5 +378,9 @@ let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context
     guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     return transfer.sendBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}
+extension CurlTransfer: ExchangeCancelling {
+    /// The run stopped: the transfer ends at once, wherever it is.
+    func cancelExchange() { pool.cancel(self) }
 }
 #endif

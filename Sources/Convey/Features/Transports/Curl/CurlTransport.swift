@@ -150,6 +150,9 @@ public final class CurlTransport: ConveyTransport {
         for loop in pool.loops { loop.stop(owner: pool) }
     }
 
+    /// `true`: a run's stop ends the transfer through `TransportRequest.cancellation`.
+    public var registersExchangeCancellation: Bool { true }
+
     /// Runs on the caller's executor, which is never an event loop's thread.
     public nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         let url = request.request.url
@@ -195,11 +198,13 @@ public final class CurlTransport: ConveyTransport {
             transfer.releaseResources()
             pool.recycle(easy)
         }
+        // The run's stops (by tag or type, the total timeout) end the transfer as the task's cancellation does.
+        guard request.cancellation.register(transfer) else { throw CurlTransfer.cancelled(url) }
         // No task executor preference for the loop: a task preferring it would run the actor's
         // queued jobs (app hooks) on the loop's thread whenever it held the actor.
         await withTaskCancellationHandler {
             _ = isolation
-            await withCheckedContinuation { continuation in
+            await withUnsafeContinuation { continuation in
                 transfer.continuation = continuation
                 pool.start(transfer)
             }

@@ -105,6 +105,9 @@ public final class URLSessionTransport: ConveyTransport {
         ])
     }
 
+    /// `true`: a run's stop cancels the task through `TransportRequest.cancellation`.
+    public var registersExchangeCancellation: Bool { true }
+
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.request.urlRequest
         if let url = urlRequest.url, !AllowedSchemes.allow(url) { throw AllowedSchemes.unsupported(url) }
@@ -132,6 +135,9 @@ public final class URLSessionTransport: ConveyTransport {
             session.dataTask(with: urlRequest)
         }
         let handle = SendableTask(task)
+        // The run's stops (by tag or type, the total timeout) cancel the task as its Swift task's cancellation does.
+        let stop = RunStop(handle)
+        guard request.cancellation.register(stop) else { throw URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: urlRequest.url as Any]) }
         let watchdog = watchdogNeeded ? startWatchdog(for: handle, delegate: delegate, idleTimeout: timeout) : nil
         defer { watchdog?.cancel() }
         return try await withTaskCancellationHandler {
@@ -139,7 +145,7 @@ public final class URLSessionTransport: ConveyTransport {
                 delegate.begin(task, continuation: continuation, sink: sink, request: request)
                 // Cancelled before `begin`: the handler's cancel may have completed the task while
                 // nobody waited for it, and a cancelled task never completes again.
-                if Task.isCancelled {
+                if Task.isCancelled || stop.fired {
                     delegate.endUnstarted(task)
                     return
                 }
@@ -509,5 +515,24 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         } else {
             transfer.continuation.resume(throwing: URLError(.badServerResponse))
         }
+    }
+}
+
+/// A run's stop for one URLSession task: cancels it, and remembers that it did for a task not begun yet.
+private final class RunStop: ExchangeCancelling, @unchecked Sendable {
+    private let handle: SendableTask
+    private let lock = NSLock()
+    private var stopped = false
+
+    init(_ handle: SendableTask) {
+        self.handle = handle
+    }
+
+    /// Whether the run stopped.
+    var fired: Bool { lock.withLock { stopped } }
+
+    func cancelExchange() {
+        lock.withLock { stopped = true }
+        handle.task.cancel()
     }
 }

@@ -1,0 +1,16 @@
+import Foundation
+import Testing
+
+/// Waits until `condition` holds, checking between yields; fails the test after `limit` of wall
+/// time, a guard against hanging, never a measure of speed.
+func waitUntil(isolation: isolated (any Actor)? = #isolation, _ what: String, limit: Duration = .seconds(60),
+               _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + limit
+    while await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("gave up waiting until \(what)")
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
