@@ -259,7 +259,9 @@ func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?, loops: [Int]) asyn
 
 /// Small GETs through Convey on curl and CurlTransport alone, each on a transport with
 /// `eventLoops` set to each of `loops`, otherwise configured as `BuiltInTransport.curl` makes it.
+/// None where there is no `CurlTransport` (Apple platforms).
 func loopClients(remote: Remote, url: URL, loops: [Int]) async throws -> [Client] {
+    #if canImport(CConveyCurlShim)
     var clients: [Client] = []
     for count in loops {
         let transport = CurlTransport(configuration: .init(eventLoops: count))
@@ -272,6 +274,9 @@ func loopClients(remote: Remote, url: URL, loops: [Int]) async throws -> [Client
         })
     }
     return clients
+    #else
+    return []
+    #endif
 }
 
 /// The names of the `--loops` clients, which the comparison table looks up.

@@ -64,11 +64,15 @@ struct CacheControl: Sendable, Hashable {
         }
     }
 
-    /// A `delta-seconds` value (RFC 9111 §1.2.2): digits only; too large a number is capped at 2³¹.
+    /// A `delta-seconds` value (RFC 9111 §1.2.2): digits only; too large a number is capped at
+    /// 2³¹ − 1, which a 32-bit `Int` (watchOS) holds too (RFC 9111 says 2³¹; a second less changes nothing).
     static func deltaSeconds(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
-        return Int(text).map { min($0, 1 << 31) } ?? (1 << 31)
+        return Int(text).map { min($0, maximumDeltaSeconds) } ?? maximumDeltaSeconds
     }
+
+    /// The largest `delta-seconds` kept: `Int32.max`, the same on 32- and 64-bit platforms.
+    static let maximumDeltaSeconds = Int(Int32.max)
 
     private static func fieldNames(_ list: String) -> [String] {
         list.split(separator: ",").map { String($0).trimmingASCIIWhitespace().lowercased() }.filter { !$0.isEmpty }

@@ -160,7 +160,8 @@ private struct ByteReader {
     }
 
     mutating func string() -> String? {
-        guard let length = read(UInt32.self), let raw = bytes(Int(length)) else { return nil }
+        // `Int(exactly:)`: a crafted length of 2³¹ or more does not fit a 32-bit `Int` (watchOS).
+        guard let length = read(UInt32.self), let count = Int(exactly: length), let raw = bytes(count) else { return nil }
         return String(decoding: raw, as: UTF8.self)
     }
 }

@@ -10,16 +10,29 @@ import Darwin
 /// The secret key that names a cache's credential partitions (`CredentialPartition`).
 ///
 /// A memory-only cache draws a new key per instance. A disk cache keeps its key in the file
-/// `partition-key` in its folder (32 random bytes, mode 0600), so processes sharing the folder
-/// name partitions alike and users keep their hits across restarts. The file is published with
-/// `OwnerOnlyFiles.publish`, so two processes starting together agree on one key;
-/// a key file that is a link, not a regular file, not the owner's, readable by others or of the
-/// wrong size is refused with `ConveyError.cache` (`.folderUnavailable`) rather than trusted.
+/// `partition-key` in its folder, so processes sharing the folder name partitions alike and users
+/// keep their hits across restarts. The file (mode 0600) holds a magic, the 32 random bytes and
+/// their XXH64 checksum, so a cut-short or corrupted file is told from a sound one.
+///
+/// - A missing file is created with `OwnerOnlyFiles.publish`, so two processes starting together
+///   agree on one key.
+/// - A damaged file (wrong size, wrong magic or checksum, or a failed read) is replaced by a new
+///   key: the partitioned entries stored under the old one are never matched again and answer as
+///   misses, so a crash mid-write or a bad restore costs hits, never the cache. Two processes
+///   healing the same file at once may each keep their own key until they restart, which costs
+///   hits only.
+/// - A file that is a link, not a regular file, not the owner's, or open to other users is
+///   refused with `ConveyError.cache` (`.folderUnavailable`) rather than trusted or replaced:
+///   someone else put it there.
 enum CachePartitionKey {
     /// The key's length in bytes.
     static let length = 32
     /// The key file's name inside the cache folder.
     static let fileName = "partition-key"
+    /// The first bytes of a key file.
+    static let magic: [UInt8] = Array("CVYK".utf8)
+    /// The key file's size: the magic, the key, its XXH64 checksum.
+    static let fileSize = magic.count + length + MemoryLayout<UInt64>.size
 
     /// A fresh random key.
     static func random() -> [UInt8] {
@@ -27,18 +40,38 @@ enum CachePartitionKey {
         return (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
-    /// The key stored in `folder`, created there when there is none yet.
+    /// The bytes of a key file holding `key`.
+    static func fileBytes(_ key: [UInt8]) -> [UInt8] {
+        let checksum = XXH64.hash(key)
+        return magic + key + withUnsafeBytes(of: checksum.littleEndian) { Array($0) }
+    }
+
+    /// The key in a key file's bytes, or `nil` when they are not a sound key file.
+    static func key(inFile bytes: [UInt8]) -> [UInt8]? {
+        guard bytes.count == fileSize, bytes.starts(with: magic) else { return nil }
+        let key = Array(bytes[magic.count..<magic.count + length])
+        return fileBytes(key) == bytes ? key : nil
+    }
+
+    /// The key stored in `folder`: created there when there is none yet, replaced when the file is damaged.
     static func stored(in folder: URL) throws -> [UInt8] {
         let path = folder.standardizedFileURL.path + "/" + fileName
         do {
             for _ in 0..<3 {
-                if let key = try load(path, folder: folder) { return key }
-                let key = random()
-                let created = try key.withUnsafeBytes { bytes throws(FileFailure) in
-                    try OwnerOnlyFiles.publish(atPath: path, temporaryPath: OwnerOnlyFiles.temporaryPath(besides: path), with: bytes)
+                switch try load(path, folder: folder) {
+                case .key(let key):
+                    return key
+                case .missing:
+                    let key = random()
+                    let created = try fileBytes(key).withUnsafeBytes { bytes throws(FileFailure) in
+                        try OwnerOnlyFiles.publish(atPath: path, temporaryPath: OwnerOnlyFiles.temporaryPath(besides: path), with: bytes)
+                    }
+                    // Another process published its key first: read that one.
+                    if created { return key }
+                case .damaged:
+                    // Replaced, then read again: if another process healed it at the same moment, the later file wins here too.
+                    try replace(atPath: path, with: fileBytes(random()))
                 }
-                // Another process published its key first: read that one.
-                if created { return key }
             }
         } catch let failure as FileFailure {
             throw self.failure(folder, failure.description)
@@ -46,16 +79,31 @@ enum CachePartitionKey {
         throw failure(folder, "\(fileName) kept changing while it was read")
     }
 
-    /// The key at `path`, `nil` when there is none; a file that is not the owner's own regular,
-    /// private file of the right size is refused.
-    private static func load(_ path: String, folder: URL) throws -> [UInt8]? {
-        guard let file = try OwnerOnlyFiles.openForReading(atPath: path) else { return nil }
+    /// Puts `bytes` at `path` in place of what is there.
+    private static func replace(atPath path: String, with bytes: [UInt8]) throws {
+        let temporaryPath = OwnerOnlyFiles.temporaryPath(besides: path)
+        try bytes.withUnsafeBytes { try OwnerOnlyFiles.replace(atPath: path, temporaryPath: temporaryPath, with: $0) }
+    }
+
+    /// What `load` found.
+    private enum Loaded {
+        case key([UInt8])
+        case missing
+        case damaged
+    }
+
+    /// The key at `path`. A file that is not the owner's own regular, private file is refused; a
+    /// sound one's key is returned, anything else in such a file is damage.
+    private static func load(_ path: String, folder: URL) throws -> Loaded {
+        guard let file = try OwnerOnlyFiles.openForReading(atPath: path) else { return .missing }
         defer { close(file.descriptor) }
         var info = stat()
         guard fstat(file.descriptor, &info) == 0, info.st_uid == geteuid() else { throw failure(folder, "\(fileName) belongs to another user") }
         guard info.st_mode & 0o077 == 0 else { throw failure(folder, "\(fileName) is readable or writable by other users") }
-        guard file.size == Int64(length) else { throw failure(folder, "\(fileName) is not \(length) bytes long") }
-        return try OwnerOnlyFiles.readAll(file, limit: length, path: path)
+        guard file.size == Int64(fileSize), let bytes = try? OwnerOnlyFiles.readAll(file, limit: fileSize, path: path),
+              let key = key(inFile: bytes)
+        else { return .damaged }
+        return .key(key)
     }
 
     private static func failure(_ folder: URL, _ reason: String) -> ConveyError {

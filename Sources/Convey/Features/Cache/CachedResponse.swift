@@ -204,7 +204,10 @@ public struct CachedResponse: Sendable {
     func replayedFields(at now: Date) -> Headers {
         var replayed = fields
         replayed.remove(named: "Age")
-        replayed.appendLine(Header(name: "Age", value: String(Int(age(at: now)))))
+        // Capped as `delta-seconds` are (RFC 9111 §1.2.2): a crafted `Date` far in the past must
+        // not overflow a 32-bit `Int` (watchOS).
+        let seconds = Int64(min(age(at: now), Double(CacheControl.maximumDeltaSeconds)))
+        replayed.appendLine(Header(name: "Age", value: String(seconds)))
         return replayed
     }
 }

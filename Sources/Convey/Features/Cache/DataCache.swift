@@ -79,7 +79,13 @@ public actor DataCache {
 
     /// A cache backed by `folder`, created if needed. Several processes may share the folder.
     ///
-    /// Throws `ConveyError.cache` of kind `.folderUnavailable` when the folder cannot be created or written.
+    /// What a crash or a disk error damaged is dropped and rebuilt, never a reason to fail: a
+    /// corrupt entry file is a miss, and a missing or damaged `partition-key` file gets a new key,
+    /// which turns the entries stored for requests with credentials into misses.
+    ///
+    /// Throws `ConveyError.cache` of kind `.folderUnavailable` when the folder cannot be created or
+    /// written, or when its `partition-key` is a link, not a regular file, another user's, or open
+    /// to other users: a file someone else put there is refused, not trusted or replaced.
     public init(folder: URL, diskSizeLimit: Int = DataCache.defaultDiskSizeLimit,
                 memoryCostLimit: Int = DataCache.defaultMemoryCostLimit) throws {
         try self.init(folder: folder, diskSizeLimit: diskSizeLimit, memoryCostLimit: memoryCostLimit, clock: .system)

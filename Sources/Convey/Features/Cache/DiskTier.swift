@@ -168,7 +168,8 @@ final class DiskTier: @unchecked Sendable {
     /// Access and modification times of `date` for `futimens` and `utimensat`.
     private static func fileTimes(_ date: Date) -> [timespec] {
         let seconds = date.timeIntervalSince1970.rounded(.down)
-        let time = timespec(tv_sec: Int(seconds), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
+        // `time_t` has 32 bits on watchOS: a date past 2038 is clamped, not a trap.
+        let time = timespec(tv_sec: time_t(clamping: Int64(seconds)), tv_nsec: Int((date.timeIntervalSince1970 - seconds) * 1e9))
         return [time, time]
     }
 
@@ -216,8 +217,8 @@ final class DiskTier: @unchecked Sendable {
             lock.withLock { state.sweepScheduled = false }
             // Leftover temporary files carry the file system's own time, not the clock's.
             let now = Date().timeIntervalSince1970
-            var files: [(path: String, size: Int, modified: Double)] = []
-            var total = 0
+            var files: [(path: String, size: Int64, modified: Double)] = []
+            var total: Int64 = 0
             forEachFile { path, size, modified, isTemporary in
                 if isTemporary {
                     if now - modified > Self.abandonedTemporaryAge { unlink(path) }
@@ -227,8 +228,8 @@ final class DiskTier: @unchecked Sendable {
                 total += size
             }
             var evicted = 0
-            if total > sizeLimit {
-                let target = sizeLimit / 10 * 9
+            if total > Int64(sizeLimit) {
+                let target = Int64(sizeLimit / 10 * 9)
                 files.sort { $0.modified < $1.modified }
                 for file in files where total > target {
                     if unlink(file.path) == 0 || errno == ENOENT {
@@ -238,7 +239,7 @@ final class DiskTier: @unchecked Sendable {
                 }
             }
             lock.withLock {
-                state.approximateSize = total
+                state.approximateSize = Int(clamping: total)
                 state.counts.sweeps += 1
                 state.counts.evictedFiles += evicted
             }
@@ -281,8 +282,9 @@ final class DiskTier: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the path, size, modification time and temporariness of every file in the shard folders.
-    private func forEachFile(_ body: (String, Int, Double, Bool) -> Void) {
+    /// Calls `body` with the path, size, modification time and temporariness of every file in the
+    /// shard folders. Sizes are `Int64`: files of 2 GiB or more in the folder must not overflow a 32-bit `Int` (watchOS).
+    private func forEachFile(_ body: (String, Int64, Double, Bool) -> Void) {
         let digits = Array("0123456789abcdef")
         for high in digits {
             for low in digits {
@@ -301,7 +303,7 @@ final class DiskTier: @unchecked Sendable {
                     guard name != ".", name != ".." else { continue }
                     var info = stat()
                     guard fstatat(directoryDescriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-                    body(shard + "/" + name, Int(info.st_size), Self.modificationTime(info), name.hasPrefix(Self.temporaryPrefix))
+                    body(shard + "/" + name, Int64(info.st_size), Self.modificationTime(info), name.hasPrefix(Self.temporaryPrefix))
                 }
             }
         }

@@ -57,7 +57,10 @@ public struct MIMEPart: Sendable {
     /// A file streamed from disk. Its size and readability are checked before anything is sent.
     ///
     /// - Parameters:
+    ///   - name: the form field's name.
+    ///   - fileURL: the file whose bytes are sent.
     ///   - filename: the file name sent to the server; `nil` sends the file's own name.
+    ///   - mimeType: the part's `Content-Type`.
     public init(name: String, fileURL: URL, filename: String? = nil, mimeType: String = "application/octet-stream") {
         self.name = name
         self.content = .file(fileURL)

@@ -62,7 +62,7 @@ extension DefaultServerSuites {
 
         @Test(arguments: ["README.md", "Docs/getting-started.md"])
         func theDocumentsShowThisCode(document: String) throws {
-            // Tests/ConveyTests/Core/Server/ → the package root.
+            // Tests/ConveyTests/Core/Server/this file: five levels below the package's root.
             let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             let text = try String(contentsOf: root.appending(path: document), encoding: .utf8)

@@ -83,4 +83,21 @@ struct CacheEntryFormatTests {
             return
         }
     }
+
+    /// A crafted string length of 2³¹ or more, under a checksum that matches, is a corrupt file:
+    /// on a 32-bit platform (watchOS) converting it to `Int` used to trap.
+    @Test(arguments: [UInt32(1) << 31, UInt32.max])
+    func aStringLengthOfTwoToTheThirtyFirstOrMoreIsCorruptNotATrap(length: UInt32) {
+        var bytes = CacheEntryFormat.encode(sample)
+        // The first header name's length: after the key, the status (2), two dates (8 + 8) and the header count (4).
+        let offset = CacheEntryFormat.headerSize + sample.key.utf8.count + 22
+        withUnsafeBytes(of: length.littleEndian) { bytes.replaceSubrange(offset..<offset + 4, with: $0) }
+        let checksum = XXH64.hash(Array(bytes[CacheEntryFormat.headerSize...]))
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.replaceSubrange(24..<32, with: $0) }
+        guard case .corrupt(let reason) = bytes.withUnsafeBytes({ CacheEntryFormat.decode($0, expectedKey: sample.key) }) else {
+            Issue.record("a string length of \(length) was not reported corrupt")
+            return
+        }
+        #expect(reason == "unreadable metadata")
+    }
 }

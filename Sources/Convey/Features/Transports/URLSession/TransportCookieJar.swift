@@ -3,13 +3,14 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The cookies one `URLSessionTransport` keeps on Linux: in memory, for that transport only.
-/// (On Apple platforms URLSession keeps the app's cookies in the system's storage, as apps expect.)
+/// The cookies one `URLSessionTransport` keeps: in memory, for that transport only, on every
+/// platform, so an app's servers behave alike on Linux and Apple platforms.
 ///
-/// FoundationNetworking's own cookie storage is shared by every session in the process and saved
-/// to `~/.local/share/<executable>/.cookies.shared`, readable by other users, so a later process
-/// (or another server's transport) would send cookies an earlier one received. Convey turns it
-/// off and keeps cookies here instead, as `CurlTransport` keeps its own jar: set by responses
+/// URLSession's own cookie storage is shared by every session in the process and saved to disk
+/// (FoundationNetworking: `~/.local/share/<executable>/.cookies.shared`, readable by other users;
+/// Apple platforms: the app's persistent `HTTPCookieStorage.shared`), so a later process, or
+/// another server's transport, would send cookies an earlier one received. Convey turns it off
+/// and keeps cookies here instead, as `CurlTransport` keeps its own jar: set by responses
 /// (redirects included), sent with requests whose domain, path and scheme match, never written to
 /// disk. A request that sets its own `Cookie` header is sent as it is.
 final class TransportCookieJar: @unchecked Sendable {

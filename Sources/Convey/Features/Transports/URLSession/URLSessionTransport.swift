@@ -2,6 +2,9 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+#if canImport(Security)
+import Security
+#endif
 
 /// The URLSession transport (the default on Apple platforms), driven through classic
 /// delegate-based data tasks.
@@ -20,15 +23,16 @@ import FoundationNetworking
 /// `ConveyError.transport` of kind `.other` (see `isRefusedStream`): FoundationNetworking cannot
 /// pause a transfer and queues the body for the delegate without bound, so no memory limit
 /// could hold. `CurlTransport`, the Linux default, streams within its bound.
+///
+/// Cookies live in a jar of the transport's own, in memory, on every platform
+/// (`TransportCookieJar`), never in the process's shared `HTTPCookieStorage`.
 public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let timeout: Duration
     private let waitsForConnectivity: Bool
-    #if canImport(FoundationNetworking)
-    /// This transport's cookies (FoundationNetworking's storage is process-wide and on disk).
+    /// This transport's cookies (URLSession's storage is process-wide and on disk).
     private let cookies = TransportCookieJar()
-    #endif
     /// Why every request fails: TLS or proxy settings this transport cannot honour.
     private let unusableSettings: URLError?
 
@@ -38,21 +42,29 @@ public final class URLSessionTransport: ConveyTransport {
     ///   - timeout: the session's default idle timeout; each request carries its own as well.
     ///   - waitsForConnectivity: whether requests wait for a network instead of failing at once
     ///     (Apple platforms; URLSession on Linux always fails at once).
-    ///   - tls: only the default is supported (the system's trust, no pins, no client
-    ///     certificate): given anything else, every request fails with `secureConnectionFailed`
-    ///     instead of connecting with less protection than asked for. Use `CurlTransport`.
+    ///   - tls: the system's trust, and on Apple platforms a PKCS#12 `clientCertificate`,
+    ///     presented when a server asks for one: given anything else (trust roots, pins, a
+    ///     minimum version, a PEM certificate, no verification, or any client certificate on
+    ///     Linux), every request fails with `secureConnectionFailed` instead of connecting with
+    ///     less protection than asked for. On Linux, `CurlTransport` does all of them.
     ///   - proxy: only `.environment` is supported: given anything else, every request fails
-    ///     instead of going another way than asked for. Use `CurlTransport`.
+    ///     with `unsupportedURL` instead of going another way than asked for.
     public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false,
                 tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment) {
         self.timeout = timeout
         self.waitsForConnectivity = waitsForConnectivity
-        unusableSettings = Self.unusableSettings(tls: tls, proxy: proxy)
-        #if canImport(FoundationNetworking)
-        delegate = SessionDelegate(cookies: cookies)
-        #else
-        delegate = SessionDelegate(cookies: nil)
+        var unusable = Self.unusableSettings(tls: tls, proxy: proxy)
+        var clientCredential: URLCredential?
+        #if canImport(Darwin)
+        if unusable == nil, let certificate = tls.clientCertificate {
+            switch Self.clientCredential(certificate) {
+            case .success(let credential): clientCredential = credential
+            case .failure(let failure): unusable = failure
+            }
+        }
         #endif
+        unusableSettings = unusable
+        delegate = SessionDelegate(cookies: cookies, clientCredential: clientCredential)
         session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
                              delegate: delegate, delegateQueue: nil)
     }
@@ -62,11 +74,10 @@ public final class URLSessionTransport: ConveyTransport {
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout.clampedTimeout.timeInterval
-        #if canImport(FoundationNetworking)
+        // Cookies are the transport's own (`cookies`), on every platform.
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
-        #endif
         #if canImport(Darwin)
         configuration.waitsForConnectivity = waitsForConnectivity
         #endif
@@ -79,7 +90,7 @@ public final class URLSessionTransport: ConveyTransport {
     private func channel(for request: URLRequest) -> (URLSession, SessionDelegate, ownSession: Bool) {
         #if canImport(FoundationNetworking)
         if !HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent {
-            let delegate = SessionDelegate(cookies: cookies)
+            let delegate = SessionDelegate(cookies: cookies, clientCredential: nil)
             let session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
                                      delegate: delegate, delegateQueue: nil)
             return (session, delegate, true)
@@ -93,20 +104,53 @@ public final class URLSessionTransport: ConveyTransport {
     }
 
     /// The failure of every request when `tls` or `proxy` asks for what URLSession offers no hook
-    /// for here (FoundationNetworking on Linux has none; on Apple platforms Convey does not
-    /// answer trust or client-certificate challenges yet), else `nil`.
+    /// for here, else `nil`. FoundationNetworking on Linux has none (it sends no TLS challenge to
+    /// the delegate); on Apple platforms Convey answers the client-certificate challenge with a
+    /// PKCS#12 identity, and does not answer server-trust challenges yet.
     static func unusableSettings(tls: TLSConfiguration, proxy: ProxyConfiguration) -> URLError? {
-        var missing = tls.featuresBeyondDefault
+        var unsupported = tls
+        #if canImport(Darwin)
+        if tls.clientCertificate?.format == .pkcs12 { unsupported.clientCertificate = nil }
+        #endif
+        var missing = unsupported.featuresBeyondDefault
         if proxy != .environment { missing.append("an explicit proxy setting (\(proxy))") }
         guard !missing.isEmpty else { return nil }
+        #if canImport(FoundationNetworking)
+        let advice = " (CurlTransport, the Linux default, does all of this)"
+        #else
+        let advice = tls.clientCertificate?.format == .pem ? " (on Apple platforms give the client certificate as PKCS#12)" : ""
+        #endif
         // Neither code is transient: no retry can make a setting work.
-        return URLError(tls.isDefault ? .unsupportedURL : .secureConnectionFailed, userInfo: [
-            NSLocalizedDescriptionKey: "URLSessionTransport cannot honour \(missing.joined(separator: ", ")); nothing was sent (use CurlTransport)",
+        return URLError(unsupported.isDefault ? .unsupportedURL : .secureConnectionFailed, userInfo: [
+            NSLocalizedDescriptionKey: "URLSessionTransport cannot honour \(missing.joined(separator: ", ")); nothing was sent\(advice)",
         ])
     }
 
     /// `true`: a run's stop cancels the task through `TransportRequest.cancellation`.
     public var registersExchangeCancellation: Bool { true }
+
+    #if canImport(Darwin)
+    /// The credential that answers a server's client-certificate challenge: the identity in
+    /// `certificate`'s PKCS#12 file, read once, when the transport is made. A file that cannot be
+    /// read or opened with its passphrase fails every request with `secureConnectionFailed`.
+    static func clientCredential(_ certificate: ClientCertificate) -> Result<URLCredential, URLError> {
+        func failure(_ reason: String) -> URLError {
+            URLError(.secureConnectionFailed, userInfo: [
+                NSLocalizedDescriptionKey: "Loading the client certificate \(certificate.certificateFile.path) failed: \(reason); nothing was sent",
+            ])
+        }
+        guard let bundle = try? Data(contentsOf: certificate.certificateFile) else { return .failure(failure("the file cannot be read")) }
+        var items: CFArray?
+        let options = [kSecImportExportPassphrase as String: certificate.passphrase ?? ""] as CFDictionary
+        let status = SecPKCS12Import(bundle as CFData, options, &items)
+        guard status == errSecSuccess else { return .failure(failure("the bundle or its passphrase was refused (OSStatus \(status))")) }
+        guard let found = (items as? [[String: Any]])?.first?[kSecImportItemIdentity as String],
+              CFGetTypeID(found as CFTypeRef) == SecIdentityGetTypeID()
+        else { return .failure(failure("the bundle holds no identity")) }
+        let identity = unsafeDowncast(found as AnyObject, to: SecIdentity.self)
+        return .success(URLCredential(identity: identity, certificates: nil, persistence: .forSession))
+    }
+    #endif
 
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.request.urlRequest
@@ -118,8 +162,8 @@ public final class URLSessionTransport: ConveyTransport {
         }
         #if canImport(FoundationNetworking)
         if sink.needsBackPressure { throw Self.refusedStream(url: urlRequest.url) }
-        cookies.addCookies(to: &urlRequest)
         #endif
+        cookies.addCookies(to: &urlRequest)
         let timeout = request.timeout.clampedTimeout
         let watchdogNeeded = Self.needsWatchdog(timeout)
         urlRequest.timeoutInterval = watchdogNeeded ? timeout.timeInterval.rounded(.up) + 1 : timeout.timeInterval
@@ -239,15 +283,30 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var sinkFailure: (any Error)?
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
+        /// Whether URLSession delivered the task's metrics (Apple platforms).
+        var metricsCollected = false
+        /// How the task completed, held while its metrics have not arrived yet (Apple platforms).
+        var completionAwaitingMetrics: Completion?
     }
+
+    /// How a task completed.
+    private struct Completion {
+        let error: (any Error)?
+    }
+
+    /// How long a completion waits for metrics that URLSession delivers after it.
+    private static let metricsWait: DispatchTimeInterval = .milliseconds(250)
 
     private let lock = NSLock()
     private var transfers: [Int: Transfer] = [:]
-    /// The transport's own cookie jar on Linux; `nil` on Apple platforms, where the system's storage is used.
-    private let cookies: TransportCookieJar?
+    /// The transport's own cookie jar.
+    private let cookies: TransportCookieJar
+    /// What answers a server's client-certificate challenge (Apple platforms), or `nil` for none.
+    private let clientCredential: URLCredential?
 
-    init(cookies: TransportCookieJar?) {
+    init(cookies: TransportCookieJar, clientCredential: URLCredential?) {
         self.cookies = cookies
+        self.clientCredential = clientCredential
     }
     private static var maximumPendingBytes: Int { 16 << 20 }
 
@@ -315,7 +374,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             transfer.metrics.firstByte = transfer.started.duration(to: .now)
             return transfer.sink
         }
-        if let http = response as? HTTPURLResponse { cookies?.store(from: http) }
+        if let http = response as? HTTPURLResponse { cookies.store(from: http) }
         if let sink, let http = response as? HTTPURLResponse {
             do {
                 try sink.receive(ResponseHead(http, url: dataTask.currentRequest?.url))
@@ -446,9 +505,21 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
                     completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
         #if canImport(Darwin)
-        guard challenge.protectionSpace.authenticationMethod != NSURLAuthenticationMethodServerTrust else {
+        switch challenge.protectionSpace.authenticationMethod {
+        case NSURLAuthenticationMethodServerTrust:
             completionHandler(.performDefaultHandling, nil)
             return
+        case NSURLAuthenticationMethodClientCertificate:
+            // The configured certificate, else none: a server that requires one then ends the
+            // handshake, a TLS failure (`clientCertificateRequired`), never a cancellation.
+            if let clientCredential {
+                completionHandler(.useCredential, clientCredential)
+            } else {
+                completionHandler(.performDefaultHandling, nil)
+            }
+            return
+        default:
+            break
         }
         #endif
         // Convey sends credentials as headers and never answers challenges. Default handling of a
@@ -459,6 +530,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
     #if canImport(Darwin)
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        defer { releaseCompletion(of: task) }
         guard let last = metrics.transactionMetrics.last, let start = last.fetchStartDate else { return }
         func since(_ date: Date?) -> Duration? { date.map { .seconds($0.timeIntervalSince(start)) } }
         update(task) {
@@ -470,15 +542,42 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             $0.metrics.reusedConnection = last.isReusedConnection
         }
     }
+
+    /// Marks the metrics as in (or given up on) and finishes a completion that waited for them.
+    private func releaseCompletion(of task: URLSessionTask) {
+        let held = update(task) { transfer -> Completion? in
+            transfer.metricsCollected = true
+            defer { transfer.completionAwaitingMetrics = nil }
+            return transfer.completionAwaitingMetrics
+        } ?? nil
+        if let held { finish(task, error: held.error) }
+    }
     #endif
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let waits = update(task) { transfer -> Bool in
-            guard transfer.behind, error == nil else { return false }
-            transfer.completedWhilePending = true
-            return true
+            if transfer.behind, error == nil {
+                transfer.completedWhilePending = true
+                return true
+            }
+            #if canImport(Darwin)
+            // URLSession may deliver the metrics after the completion: wait for them, briefly.
+            if !transfer.metricsCollected {
+                transfer.completionAwaitingMetrics = Completion(error: error)
+                return true
+            }
+            #endif
+            return false
         }
         if waits != true { finish(task, error: error) }
+        #if canImport(Darwin)
+        if waits == true {
+            let handle = SendableTask(task)
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.metricsWait) { [weak self] in
+                self?.releaseCompletion(of: handle.task)
+            }
+        }
+        #endif
     }
 
     /// URLSession on Linux reports most of libcurl's failures as `.unknown`: give them the code

@@ -80,5 +80,15 @@ struct TLSConfigurationTests {
         let proxied = URLSessionTransport(proxy: .direct)
         let proxyError = await #expect(throws: URLError.self) { try await proxied.send(url) }
         #expect(proxyError?.localizedDescription.contains("explicit proxy setting (direct)") == true)
+        #expect(proxyError?.code == .unsupportedURL)
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking sends no client-certificate challenge: refused on Linux, with the
+        // Linux transport that does it named (never on Apple platforms, which have no CurlTransport).
+        let withCertificate = URLSessionTransport(tls: TLSConfiguration(clientCertificate: ClientCertificate(pkcs12File: URL(filePath: "/none.p12"))))
+        let certificateError = await #expect(throws: URLError.self) { try await withCertificate.send(url) }
+        #expect(certificateError?.code == .secureConnectionFailed)
+        #expect(certificateError?.localizedDescription.contains("a client certificate") == true)
+        #expect(certificateError?.localizedDescription.contains("CurlTransport") == true)
+        #endif
     }
 }
