@@ -28,6 +28,21 @@ public enum ProcessFigures {
         return usage.ru_nvcsw + usage.ru_nivcsw
     }
 
+    /// Calls to the C allocator so far, when the process runs with the allocation counter
+    /// preloaded (scripts/build-allocation-counter, which scripts/bench preloads); `nil` otherwise.
+    public static var allocations: UInt64? {
+        #if os(Linux)
+        guard let symbol = allocationCounter else { return nil }
+        return UInt64(unsafeBitCast(symbol, to: (@convention(c) () -> UInt64).self)())
+        #else
+        return nil
+        #endif
+    }
+
+    #if os(Linux)
+    nonisolated(unsafe) private static let allocationCounter = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "convey_allocation_count")
+    #endif
+
     /// Peak resident memory so far, in MB.
     public static var peakResidentMB: Double {
         var usage = rusage()

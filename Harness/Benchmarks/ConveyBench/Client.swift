@@ -11,6 +11,8 @@ struct Measurement {
     /// Voluntary + involuntary context switches of the process that ran the batch, per request.
     var contextSwitchesPerRequest: Double
     var coresUsed: Double
+    /// Calls to the C allocator per request, by the whole process, when the allocation counter is preloaded.
+    var allocationsPerRequest: Double?
 }
 
 /// One way of running a workload's batch of requests.
@@ -70,6 +72,7 @@ func measureWorkers(requests: Int, concurrency: Int,
     let perWorker = max(1, requests / concurrency)
     let cpuBefore = ProcessFigures.cpuMicroseconds
     let switchesBefore = ProcessFigures.contextSwitches
+    let allocationsBefore = ProcessFigures.allocations
     let started = ContinuousClock.now
     let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
         for _ in 0..<concurrency { addWorker(&group, perWorker) }
@@ -78,6 +81,7 @@ func measureWorkers(requests: Int, concurrency: Int,
     let seconds = microseconds(started.duration(to: .now)) / 1e6
     let cpu = ProcessFigures.cpuMicroseconds - cpuBefore
     let switches = ProcessFigures.contextSwitches - switchesBefore
+    let allocations = zip(ProcessFigures.allocations, allocationsBefore).map { $0 - $1 }
     let count = Double(latencies.count)
     // No latency at all when every request failed in a way the worker counts (a timeout).
     return Measurement(requestsPerSecond: count / seconds,
@@ -85,7 +89,14 @@ func measureWorkers(requests: Int, concurrency: Int,
                        p99: latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
                        cpuPerRequest: cpu / count,
                        contextSwitchesPerRequest: Double(switches) / count,
-                       coresUsed: cpu / 1e6 / seconds)
+                       coresUsed: cpu / 1e6 / seconds,
+                       allocationsPerRequest: allocations.map { Double($0) / count })
+}
+
+/// Both values, when both are there.
+private func zip<First, Second>(_ first: First?, _ second: Second?) -> (First, Second)? {
+    guard let first, let second else { return nil }
+    return (first, second)
 }
 
 func microseconds(_ duration: Duration) -> Double {

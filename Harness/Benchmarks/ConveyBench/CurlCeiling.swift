@@ -56,7 +56,8 @@ enum CurlCeiling {
         return text
     }
 
-    /// Reads `requests=N seconds=S cpu_us_per_request=C context_switches_per_request=X p50_us=P p99_us=Q`.
+    /// Reads `requests=N seconds=S cpu_us_per_request=C context_switches_per_request=X p50_us=P p99_us=Q`
+    /// and, when the allocation counter was preloaded, `allocations_per_request=A`.
     static func parse(_ line: String) throws -> Measurement {
         var values: [String: Double] = [:]
         for pair in line.split(whereSeparator: \.isWhitespace) {
@@ -69,6 +70,7 @@ enum CurlCeiling {
             throw BenchError.badResponse("unexpected output from the C loop: \(line)")
         }
         return Measurement(requestsPerSecond: requests / seconds, p50: p50, p99: p99, cpuPerRequest: cpu,
-                           contextSwitchesPerRequest: switches, coresUsed: cpu * requests / 1e6 / seconds)
+                           contextSwitchesPerRequest: switches, coresUsed: cpu * requests / 1e6 / seconds,
+                           allocationsPerRequest: values["allocations_per_request"])
     }
 }

@@ -11,6 +11,8 @@ struct Results {
     static let cpuGoal = 1.5
     static let switchesGoal = 1.0
     static let switchesGoalFrom = 16
+    /// The most calls to the C allocator per small GET through Convey (issue 26; the C loop makes about 35).
+    static let allocationsGoal = 55.0
 
     mutating func record(_ measurement: Measurement, client: String, concurrency: Int) {
         batches[client, default: [:]][concurrency, default: []].append(measurement)
@@ -23,8 +25,8 @@ struct Results {
     /// Medians and ranges over the rounds, with throughput against raw URLSession's median.
     func printMedians(of workload: Workload, rounds: Int) {
         print("\nMedians of \(rounds) rounds, (min–max) over the rounds:\n")
-        print("| client | in flight | req/s | vs raw URLSession | p50 µs | p99 µs | CPU µs/req | context switches/req | cores used |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print("| client | in flight | req/s | vs raw URLSession | p50 µs | p99 µs | CPU µs/req | context switches/req | allocations/req | cores used |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for concurrency in workload.concurrencies {
             let baseThroughput = median(measurements("URLSession (raw)", concurrency).map(\.requestsPerSecond))
             for client in workload.clients {
@@ -34,9 +36,15 @@ struct Results {
                 print("| \(client.name) | \(concurrency) | \(spread(runs.map(\.requestsPerSecond))) | \(ratio) | "
                       + "\(format(median(runs.map(\.p50)))) | \(format(median(runs.map(\.p99)))) | "
                       + "\(spread(runs.map(\.cpuPerRequest), digits: 1)) | \(spread(runs.map(\.contextSwitchesPerRequest), digits: 2)) | "
-                      + "\(format(median(runs.map(\.coresUsed)), 2)) |")
+                      + "\(allocations(runs)) | \(format(median(runs.map(\.coresUsed)), 2)) |")
             }
         }
+    }
+
+    /// The median allocations per request over the rounds, "–" when they were not counted.
+    private func allocations(_ runs: [Measurement]) -> String {
+        let counted = runs.compactMap(\.allocationsPerRequest)
+        return counted.isEmpty ? "–" : format(median(counted), 1)
     }
 
     /// Each client's throughput and CPU per request over the C loop's in the same round, as the
@@ -44,9 +52,10 @@ struct Results {
     func printRatiosToCeiling(of workload: Workload) {
         print("\nAgainst the C loop within each round: median (min–max) of the per-round ratios. Goals: ≥ \(format(Self.throughputGoal, 1))× "
               + "its throughput, ≤ \(format(Self.cpuGoal, 1))× its CPU per request, ≤ \(format(Self.switchesGoal, 0)) context switch "
-              + "per request at \(Self.switchesGoalFrom)+ in flight.\n")
-        print("| client | in flight | throughput × C loop | CPU/req × C loop | context switches/req | goals |")
-        print("|---|---|---|---|---|---|")
+              + "per request at \(Self.switchesGoalFrom)+ in flight, ≤ \(format(Self.allocationsGoal, 0)) allocations per request "
+              + "(counted, when the allocation counter is preloaded).\n")
+        print("| client | in flight | throughput × C loop | CPU/req × C loop | context switches/req | allocations/req (C loop's) | goals |")
+        print("|---|---|---|---|---|---|---|")
         for concurrency in workload.concurrencies {
             let ceiling = measurements(CurlCeiling.clientName, concurrency)
             for client in workload.clients where client.name != CurlCeiling.clientName {
@@ -58,8 +67,11 @@ struct Results {
                 if median(throughput) < Self.throughputGoal { missed.append("throughput") }
                 if median(cpu) > Self.cpuGoal { missed.append("CPU") }
                 if concurrency >= Self.switchesGoalFrom, switches > Self.switchesGoal { missed.append("switches") }
+                let allocationCount = runs.compactMap(\.allocationsPerRequest)
+                if !allocationCount.isEmpty, median(allocationCount) > Self.allocationsGoal { missed.append("allocations") }
                 print("| \(client.name) | \(concurrency) | \(spread(throughput, digits: 2)) | \(spread(cpu, digits: 2)) | "
-                      + "\(format(switches, 2)) | \(missed.isEmpty ? "met" : "missed: " + missed.joined(separator: ", ")) |")
+                      + "\(format(switches, 2)) | \(allocations(runs)) (\(allocations(ceiling))) | "
+                      + "\(missed.isEmpty ? "met" : "missed: " + missed.joined(separator: ", ")) |")
             }
         }
     }

@@ -382,7 +382,8 @@ func run() async throws {
                     let result = try await client.runBatch(requests, concurrency)
                     results.record(result, client: client.name, concurrency: concurrency)
                     print("  round \(round) · \(concurrency) in flight · \(client.name): \(format(result.requestsPerSecond)) req/s, "
-                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req, \(format(result.contextSwitchesPerRequest, 2)) context switches/req")
+                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req, \(format(result.contextSwitchesPerRequest, 2)) context switches/req"
+                          + (result.allocationsPerRequest.map { ", \(format($0, 1)) allocations/req" } ?? ""))
                 }
             }
         }

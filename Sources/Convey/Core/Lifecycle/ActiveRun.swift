@@ -21,7 +21,7 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
     /// When the total timeout ends the run, if it has one.
     private let deadlineInstant: ContinuousClock.Instant?
     private let totalTimeout: Duration?
-    private let lock = NSLock()
+    private let lock = InlineLock()
     /// Behind `lock`.
     private var machine: RunStateMachine
 

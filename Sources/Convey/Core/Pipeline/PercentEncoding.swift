@@ -22,6 +22,8 @@ enum PercentEncoding {
     /// delimiters are kept as written, and so is an existing `%XX` escape. A `%` that starts no
     /// escape is encoded as `%25`.
     static func path(_ text: String) -> String {
+        // Most paths need nothing: the same string, with no copy.
+        if !needsEncodingAsPath(text.utf8) { return text }
         let bytes = Array(text.utf8)
         var result = ""
         result.reserveCapacity(bytes.count)
@@ -39,6 +41,24 @@ enum PercentEncoding {
             index += 1
         }
         return result
+    }
+
+    /// Whether `path` would change: a byte not allowed in a path, or a `%` that starts no escape.
+    private static func needsEncodingAsPath(_ bytes: String.UTF8View) -> Bool {
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                let first = bytes.index(after: index)
+                guard first < bytes.endIndex, isHexDigit(bytes[first]) else { return true }
+                let second = bytes.index(after: first)
+                guard second < bytes.endIndex, isHexDigit(bytes[second]) else { return true }
+            } else if !isAllowedInPath(byte) {
+                return true
+            }
+            index = bytes.index(after: index)
+        }
+        return false
     }
 
     private static func encode(_ text: String, keeping keep: (UInt8) -> Bool) -> String {

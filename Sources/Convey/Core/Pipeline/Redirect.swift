@@ -31,7 +31,7 @@ enum Redirect {
     static func next(after head: ResponseHead, request: OutgoingRequest, credentials: Redaction) throws(ConveyError) -> Hop? {
         let url = request.url
         guard HTTPStatus.isRedirect(head.statusCode),
-              let location = head.fields.first(named: "Location"),
+              let location = head.firstValue(named: "Location"),
               let target = URL(string: location, relativeTo: url)?.absoluteURL
         else { return nil }
         guard AllowedSchemes.allow(target) else { throw AllowedSchemes.refusedRedirect(from: url, to: target) }

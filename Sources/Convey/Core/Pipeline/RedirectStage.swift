@@ -54,7 +54,7 @@ struct RedirectStage<Next: ExchangeStage>: ExchangeStage {
 /// Stands between the next stage and the delivery's sink for one hop: a head the stage follows
 /// (and that hop's body) stops here; anything else goes through untouched.
 private final class RedirectInterceptor: ResponseBodySink, @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = InlineLock()
     private let sink: any ResponseBodySink
     private let request: OutgoingRequest
     private let credentials: Redaction

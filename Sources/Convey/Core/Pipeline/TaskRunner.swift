@@ -114,7 +114,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         var failure: (any Error)?
         do {
             // Built on the actor: the request as `willSendRequest` returned it.
-            let request = try built.request.get()
+            guard let request = try built.request?.get() else { throw ConveyError.cancelled }
             sentRequest = request
 
             // Send: through the chain, into the delivery's sink.
@@ -199,7 +199,8 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
 struct BuiltAttempt: Sendable {
     /// The attempt's number, from 1.
     let number: Int
-    var request: Result<OutgoingRequest, any Error> = .failure(ConveyError.cancelled)
+    /// The request, or why it could not be built.
+    var request: Result<OutgoingRequest, any Error>?
     /// A file whose contents are the body, streamed from disk.
     var bodyFile: URL?
     /// A file staged for this attempt only, removed once it is over.

@@ -52,7 +52,13 @@ public struct Remote: Sendable, Hashable, CustomStringConvertible {
     static func climbsOutOfPrefix(_ path: String) -> Bool {
         let pathPart = path.prefix { $0 != "?" && $0 != "#" }
         var depth = 0
-        for segment in pathPart.split(separator: "/", omittingEmptySubsequences: true) {
+        // Segment by segment, without an array of them: this runs for every request.
+        var rest = pathPart[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: "/") ?? rest.endIndex
+            let segment = rest[..<end]
+            rest = end < rest.endIndex ? rest[rest.index(after: end)...] : rest[end...]
+            if segment.isEmpty { continue }
             switch dotCount(of: segment) {
             case 1: continue
             case 2:

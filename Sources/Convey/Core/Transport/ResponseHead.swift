@@ -88,6 +88,18 @@ public struct ResponseHead: Sendable, Hashable {
         }
     }
 
+    /// Calls `body` with the value of each field named `name` (case-insensitive), in order, until it returns `false`.
+    func forEachValue(named name: String, _ body: (Substring) -> Bool) {
+        switch storage {
+        case .parsed(let fields):
+            for field in fields where field.name.equalsIgnoringASCIICase(name) {
+                if !body(field.value[...]) { return }
+            }
+        case .lines(let text):
+            Self.forEachValue(named: name, in: text, body)
+        }
+    }
+
     /// The body length the head announces, when it announces one valid number.
     var contentLength: Int64? {
         firstValue(named: "Content-Length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
@@ -120,7 +132,7 @@ public struct ResponseHead: Sendable, Hashable {
         case lines(String)
     }
 
-    /// Calls `body` with the value of each field line named `name`, in order, until it returns `false`.
+    /// Calls `body` with the value of each field line named `name` in `text`, in order, until it returns `false`.
     private static func forEachValue(named name: String, in text: String, _ body: (Substring) -> Bool) {
         var rest = text[...]
         while let end = rest.utf8.firstIndex(of: UInt8(ascii: "\n")) {

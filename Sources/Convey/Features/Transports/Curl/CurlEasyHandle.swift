@@ -52,6 +52,17 @@ final class CurlEasyHandle: @unchecked Sendable {
         refusedSetting = defaults.connectionOptions.apply(to: self)
     }
 
+    /// The header list the handle sent last, sent again while the fields stay the same.
+    let headerList = CurlHeaderList()
+    /// The buffer a response head is collected in, lent to each transfer and given back.
+    var headBuffer: [UInt8] = []
+
+    /// Lends `headBuffer` to a transfer.
+    func takeHeadBuffer() -> [UInt8] {
+        defer { headBuffer = [] }
+        return headBuffer
+    }
+
     /// A connection option curl refused when the handle was made; such a handle never runs.
     private(set) var refusedSetting: CurlSetting?
 

@@ -219,9 +219,6 @@ final class CurlEventLoop: @unchecked Sendable {
         let now = CurlClock.now
         transfer.lastActivity = now
         nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
-        transfer.requestResume = { [self, weak transfer] in
-            if let transfer { resume(transfer) }
-        }
         let added = multi.map { curl_multi_add_handle($0, transfer.easy.raw) }
         guard added == CURLM_OK else {
             let reason = added.map { String(cString: curl_multi_strerror($0)) } ?? "libcurl has no multi handle"

@@ -47,7 +47,8 @@ struct CurlHostQueues<Item: AnyObject> {
 
     /// The loop `item` may run on now; `nil` if it waits its turn.
     mutating func admit(_ item: Item, origin key: String) -> Int? {
-        var origin = origins[key] ?? Origin(running: Array(repeating: 0, count: loops))
+        // Taken out while it changes, so that its arrays are not copied.
+        var origin = origins.removeValue(forKey: key) ?? Origin(running: Array(repeating: 0, count: loops))
         defer { origins[key] = origin }
         guard let loop = loopWithRoom(in: origin, preferring: nil) else {
             origin.waiting.append(item)
@@ -61,7 +62,11 @@ struct CurlHostQueues<Item: AnyObject> {
     /// multiplex; returns the waiting items that may run now, already counted as running, each
     /// with its loop: `loop` itself first, where the freed connection is.
     mutating func finished(origin key: String, loop: Int, multiplexed: Bool) -> [(item: Item, loop: Int)] {
-        guard var origin = origins[key], origin.running.indices.contains(loop) else { return [] }
+        guard var origin = origins.removeValue(forKey: key) else { return [] }
+        guard origin.running.indices.contains(loop) else {
+            origins[key] = origin
+            return []
+        }
         origin.running[loop] = max(0, origin.running[loop] - 1)
         if multiplexed { origin.multiplexes = true }
         var admitted: [(item: Item, loop: Int)] = []
@@ -74,18 +79,28 @@ struct CurlHostQueues<Item: AnyObject> {
             origin.waiting.removeFirst(origin.firstWaiting)
             origin.firstWaiting = 0
         }
-        // Forget idle origins, so that memory stays flat however many hosts were visited.
-        origins[key] = origin.isIdle ? nil : origin
+        origins[key] = origin
+        forgetIdleOrigins()
         return admitted
     }
 
     /// Takes `item` out of its origin's queue; `false` when it was not waiting.
     mutating func removeWaiting(_ item: Item, origin key: String) -> Bool {
-        guard var origin = origins[key],
-              let index = origin.waiting[origin.firstWaiting...].firstIndex(where: { $0 === item }) else { return false }
+        guard var origin = origins.removeValue(forKey: key) else { return false }
+        defer { origins[key] = origin }
+        guard let index = origin.waiting[origin.firstWaiting...].firstIndex(where: { $0 === item }) else { return false }
         origin.waiting.remove(at: index)
-        origins[key] = origin.isIdle ? nil : origin
         return true
+    }
+
+    /// How many origins are remembered before the idle ones are forgotten: an idle origin is kept
+    /// so that the next request to it makes nothing anew, and memory stays flat however many
+    /// hosts were visited.
+    static var rememberedOrigins: Int { 64 }
+
+    private mutating func forgetIdleOrigins() {
+        guard origins.count > Self.rememberedOrigins else { return }
+        origins = origins.filter { !$0.value.isIdle }
     }
 
     /// How many items wait across all origins.

@@ -2,7 +2,8 @@
 import Foundation
 
 /// Builds a response head from the header lines curl delivers one at a time, in time linear in
-/// the size of the head, with a size limit.
+/// the size of the head, with a size limit, into one buffer: `name:value` lines, names checked
+/// and values trimmed, which become the head's field text (`ResponseHead`) with no string per field.
 ///
 /// Each status line starts a new block (a `100 Continue` or a redirect's block is replaced by the
 /// next); repeated fields stay apart; an obsolete folded line continues the field above.
@@ -10,16 +11,26 @@ struct CurlResponseHead {
     /// What a status line and its fields gave so far.
     private(set) var statusCode = 0
     private(set) var httpVersion = "HTTP/1.1"
-    private(set) var fields = Headers()
+    /// The current block's fields, one `name:value\n` line each.
+    private var lines: [UInt8]
     /// Bytes of the current block, status line included.
     private(set) var size = 0
     /// Whether a status line has arrived and its block has not ended.
     private(set) var inBlock = false
     private let maximumSize: Int
 
-    /// A parser that throws once a head passes `maximumSize` bytes.
-    init(maximumSize: Int) {
+    /// A parser that throws once a head passes `maximumSize` bytes, collecting into `buffer`
+    /// (a buffer an earlier head used, so that its room is reused).
+    init(maximumSize: Int, buffer: [UInt8] = []) {
         self.maximumSize = maximumSize
+        lines = buffer
+        lines.removeAll(keepingCapacity: true)
+    }
+
+    /// Gives the buffer back, for the next head.
+    mutating func takeBuffer() -> [UInt8] {
+        defer { lines = [] }
+        return lines
     }
 
     /// Takes one line, line ending included. Returns `true` when it ended a block.
@@ -38,25 +49,39 @@ struct CurlResponseHead {
             return true
         }
         if line[0] == UInt8(ascii: " ") || line[0] == UInt8(ascii: "\t") {
-            fields.continueLastField(with: Self.text(content))
+            // A folded line continues the field above, after a space.
+            guard lines.last == UInt8(ascii: "\n") else { return false }
+            lines.removeLast()
+            lines.append(UInt8(ascii: " "))
+            lines.append(contentsOf: content)
+            lines.append(UInt8(ascii: "\n"))
             return false
         }
         // A line with no name, or whitespace in its name, is dropped, as browsers do (RFC 9112 §5.1).
         guard let colon = content.firstIndex(of: UInt8(ascii: ":")), colon > content.startIndex else { return false }
-        let name = UnsafeRawBufferPointer(rebasing: content[..<colon])
+        let name = content[..<colon]
         guard !name.contains(where: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) else { return false }
         let value = Self.trimmed(UnsafeRawBufferPointer(rebasing: content[(colon + 1)...]))
-        fields.appendLine(Header(name: Self.text(name), value: Self.text(value)))
+        if lines.isEmpty { lines.reserveCapacity(512) }
+        lines.append(contentsOf: name)
+        lines.append(UInt8(ascii: ":"))
+        lines.append(contentsOf: value)
+        lines.append(UInt8(ascii: "\n"))
         return false
     }
 
     /// The completed head, after checks that need the whole block: conflicting `Content-Length`.
     func head(url: URL) throws -> ResponseHead {
-        let declared = fields.values(named: "Content-Length")
-        // The common case, one plain number, without building a set.
-        if declared.count <= 1, declared.first.map({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }) ?? true {
-            return ResponseHead(statusCode: statusCode, httpVersion: httpVersion, fields: fields, url: url)
+        let head = ResponseHead(statusCode: statusCode, httpVersion: httpVersion, fieldLines: String(decoding: lines, as: UTF8.self), url: url)
+        var declared: [Substring] = []
+        var plainNumber = true
+        head.forEachValue(named: "Content-Length") { value in
+            declared.append(value)
+            plainNumber = plainNumber && !value.isEmpty && value.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+            return true
         }
+        // The common case, one plain number, without building a set.
+        if declared.count <= 1, plainNumber { return head }
         let lengths = Set(declared.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) })
         if lengths.count > 1 {
             throw Failure.malformed("conflicting Content-Length values: \(lengths.sorted().joined(separator: ", "))")
@@ -64,7 +89,7 @@ struct CurlResponseHead {
         if let length = lengths.first, Int64(length) == nil || length.hasPrefix("-") || length.hasPrefix("+") {
             throw Failure.malformed("Content-Length is not a number: \(length.prefix(40))")
         }
-        return ResponseHead(statusCode: statusCode, httpVersion: httpVersion, fields: fields, url: url)
+        return head
     }
 
     /// Why a head was refused.
@@ -75,17 +100,27 @@ struct CurlResponseHead {
 
     private mutating func startBlock(_ line: UnsafeRawBufferPointer) throws {
         size = line.count
-        fields = Headers()
+        lines.removeAll(keepingCapacity: true)
         inBlock = true
         guard size <= maximumSize else { throw Failure.tooLarge(limit: maximumSize) }
         let content = Self.trimmed(line)
-        let parts = content.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: true)
-        guard parts.count >= 2, parts[1].count == 3, let code = Int(Self.text(UnsafeRawBufferPointer(rebasing: parts[1]))),
-              (100...999).contains(code) else {
-            throw Failure.malformed("invalid status line: \(Self.text(content).prefix(80))")
-        }
-        httpVersion = Self.text(UnsafeRawBufferPointer(rebasing: parts[0]))
-        statusCode = code
+        guard let firstSpace = content.firstIndex(of: UInt8(ascii: " ")) else { throw invalidStatusLine(content) }
+        let afterVersion = content[firstSpace...].drop { $0 == UInt8(ascii: " ") }
+        let code = afterVersion.prefix { $0 != UInt8(ascii: " ") }
+        guard code.count == 3, code.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { throw invalidStatusLine(content) }
+        statusCode = code.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+        guard (100...999).contains(statusCode) else { throw invalidStatusLine(content) }
+        httpVersion = Self.version(content[..<firstSpace])
+    }
+
+    private func invalidStatusLine(_ content: UnsafeRawBufferPointer.SubSequence) -> Failure {
+        .malformed("invalid status line: \(String(decoding: content, as: UTF8.self).prefix(80))")
+    }
+
+    /// The version as the status line spells it, the common ones without a string of their own.
+    private static func version(_ bytes: UnsafeRawBufferPointer.SubSequence) -> String {
+        for known in ["HTTP/1.1", "HTTP/2", "HTTP/1.0", "HTTP/3"] where bytes.elementsEqual(known.utf8) { return known }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// How every status line starts (`HTTP/1.1 200 OK`, `HTTP/2 200`).
@@ -102,14 +137,6 @@ struct CurlResponseHead {
             upper -= 1
         }
         return line[lower..<upper]
-    }
-
-    private static func text(_ bytes: UnsafeRawBufferPointer.SubSequence) -> String {
-        text(UnsafeRawBufferPointer(rebasing: bytes))
-    }
-
-    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
-        String(decoding: bytes, as: UTF8.self)
     }
 }
 #endif

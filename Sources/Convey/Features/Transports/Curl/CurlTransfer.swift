@@ -24,7 +24,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
     private let requestBody: CurlRequestBody?
-    private var headerList: UnsafeMutablePointer<curl_slist>?
     private let progressHandler: (@Sendable (TransferProgress) -> Void)?
     /// The request's method, and whether it may go out a second time on a fresh connection when
     /// a reused one died before any response byte (RFC 9110 §9.2.2: idempotent methods only).
@@ -39,8 +38,6 @@ final class CurlTransfer: @unchecked Sendable {
     var lastActivity: UInt64 = 0
     /// Whether the sink is full and curl has paused the transfer; the idle timer leaves it alone.
     var isPaused = false
-    /// Asks the loop to unpause this transfer; set by its loop when it goes on the wire.
-    var requestResume: (@Sendable () -> Void)?
     private var head: CurlResponseHead
     private var deliveredHead: ResponseHead?
     /// The connection's TLS version, read when the head arrived.
@@ -84,7 +81,7 @@ final class CurlTransfer: @unchecked Sendable {
         usesTLS = origin.hasPrefix("https:")
         let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
-        head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize)
+        head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize, buffer: easy.takeHeadBuffer())
         progressHandler = transportRequest.progress
         method = request.method.rawValue
         mayBeResent = request.method.isIdempotent
@@ -107,7 +104,9 @@ final class CurlTransfer: @unchecked Sendable {
         while end < bytes.endIndex, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") {
             end = bytes.index(after: end)
         }
-        return String(address[..<end]).lowercased()
+        let origin = address[..<end]
+        // Most URLs are lowercase already: no second string for them.
+        return origin.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? origin.lowercased() : String(origin)
     }
 
     /// Sets every option a request may change, each time: the handle keeps the last request's
@@ -122,36 +121,29 @@ final class CurlTransfer: @unchecked Sendable {
         easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
 
         let method = request.method.rawValue
-        // The fields go out in the request's order, repeats as separate lines.
-        var fields = request.fields
         // Convey decodes gzip and deflate itself, checking their integrity, and hands any other
         // coding through undecoded; so curl neither asks for nor decodes anything.
         easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
         easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
-        if let acceptEncoding = fields["Accept-Encoding"] {
-            decodesContent = acceptEncoding.lowercased() != "identity"
+        var extras = CurlHeaderList.Extras()
+        if let acceptEncoding = request.fields.first(named: "Accept-Encoding") {
+            decodesContent = !acceptEncoding.equalsIgnoringASCIICase("identity")
         } else {
             decodesContent = true
-            fields.appendLine(Header(name: "Accept-Encoding", value: "gzip, deflate"))
+            extras.insert(.acceptEncoding)
         }
-        // curl computes the length itself.
-        fields.remove(named: "Content-Length")
-
-        var lines: [String] = []
         // Back to a plain GET first (this also clears NOBODY and UPLOAD), then the method.
         easy.set(CURLOPT_HTTPGET, 1)
-        let sendsBody = method != "HEAD" && (requestBody != nil || ["POST", "PUT", "PATCH"].contains(method))
+        let sendsBody = method != "HEAD" && (requestBody != nil || method == "POST" || method == "PUT" || method == "PATCH")
         if method == "HEAD" {
             easy.set(CURLOPT_NOBODY, 1)
         } else if sendsBody {
             easy.set(CURLOPT_POST, 1)
             easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody?.size ?? 0)
             // curl labels every body form-encoded; URLSession only POST bodies.
-            if method != "POST", !fields.contains(named: "Content-Type") {
-                lines.append("Content-Type:")
-            }
+            if method != "POST", !request.fields.contains(named: "Content-Type") { extras.insert(.blankContentType) }
             // No `Expect: 100-continue` round trip, as with URLSession.
-            lines.append("Expect:")
+            extras.insert(.blankExpect)
         }
         let methodCurlSends = method == "HEAD" ? "HEAD" : sendsBody ? "POST" : "GET"
         if method == methodCurlSends {
@@ -159,20 +151,15 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             easy.set(CURLOPT_CUSTOMREQUEST, string: method)
         }
-        for field in fields {
-            lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
-        }
-        for line in lines {
-            headerList = line.withCString { curl_slist_append(headerList, $0) } ?? headerList
-        }
-        easy.set(CURLOPT_HTTPHEADER, list: headerList)
+        // The fields go out in the request's order, repeats as separate lines; the handle keeps
+        // the list it sent last and sends it again when nothing changed.
+        easy.set(CURLOPT_HTTPHEADER, list: easy.headerList.list(for: request.fields, extras: extras))
     }
 
     /// Returns the handle's resources once the loop has handed the transfer back.
     func releaseResources() {
         requestBody?.close()
-        if let headerList { curl_slist_free_all(headerList) }
-        headerList = nil
+        easy.headBuffer = head.takeBuffer()
     }
 
     /// Hands the transfer back to its sender, with `failure` when the loop or the pool ended it.
@@ -274,7 +261,7 @@ final class CurlTransfer: @unchecked Sendable {
             // An interim response (100 Continue, 103 Early Hints): the final head follows.
             if (100..<200).contains(status), status != 101 { return bytes.count }
             let final = try head.head(url: url)
-            if decodesContent, let coding = ContentDecoder.Coding(contentEncoding: final.fields["Content-Encoding"]) {
+            if decodesContent, let coding = ContentDecoder.Coding(contentEncoding: final.value(forHTTPHeaderField: "Content-Encoding")) {
                 decoder = ContentDecoder(coding: coding)
             }
             try sink.receive(final)
@@ -322,7 +309,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// Pauses the transfer until the sink can take bytes again.
     private func pause() -> Int {
         isPaused = true
-        if let requestResume { sink.whenReady(requestResume) }
+        // The loop running this transfer, read here on its own thread.
+        let running = loop
+        sink.whenReady { [self] in running?.resume(self) }
         return Int(CURL_WRITEFUNC_PAUSE)
     }
 
