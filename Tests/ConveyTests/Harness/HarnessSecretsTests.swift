@@ -34,17 +34,17 @@ struct HarnessSecretsTests {
 
         let runs = [
             ("text", try await HarnessProcess.run(["get"] + request + ["-v", "--echo", "full"], records: records.url)),
-            ("json", try await HarnessProcess.run(["get"] + request + ["--json"], records: records.url)),
+            ("json", try await HarnessProcess.run(["get"] + request + ["--output-json"], records: records.url)),
             ("stream", try await HarnessProcess.run(["get", httpbin + "/response-headers?Set-Cookie=s%3Dcookie-resp&token=tok-query", "--stream"],
                                                      records: records.url, environment: Self.defaultTransport)),
             ("events", try await HarnessProcess.run(["get", events + "/hostile?say=" + sayQuery, "--events"], records: records.url, environment: Self.defaultTransport)),
             ("error", try await HarnessProcess.run(["get", "http://alice:pw-user1nfo@127.0.0.1:1/x?token=tok-query"], records: records.url)),
-            ("json error", try await HarnessProcess.run(["get", "http://alice:pw-user1nfo@127.0.0.1:1/x?token=tok-query", "--json"],
+            ("json error", try await HarnessProcess.run(["get", "http://alice:pw-user1nfo@127.0.0.1:1/x?token=tok-query", "--output-json"],
                                                          records: records.url)),
             ("bad URL", try await HarnessProcess.run(["get", "http://alice:pw-user1nfo@[::1/x?token=tok-query"], records: records.url)),
             ("recorded list", try await HarnessProcess.run(["recorded", "list"], records: records.url)),
             ("recorded show", try await HarnessProcess.run(["recorded", "show", "3"], records: records.url)),
-            ("recorded json", try await HarnessProcess.run(["recorded", "list", "--json"], records: records.url)),
+            ("recorded json", try await HarnessProcess.run(["recorded", "list", "--output-json"], records: records.url)),
         ]
 
         for (mode, run) in runs {
@@ -52,7 +52,7 @@ struct HarnessSecretsTests {
         }
         let text = try #require(runs.first?.1)
         #expect(text.status == 0, "\(text.stderr)")
-        #expect(text.stdout.contains("> Authorization: ‹redacted›"), "userinfo goes out as Basic credentials: \(text.stdout)")
+        #expect(text.stderr.contains("> Authorization: ‹redacted›"), "userinfo goes out as Basic credentials: \(text.stderr)")
         #expect(text.stdout.contains("\"token\" : \"‹redacted›\""), "the echoed args are masked: \(text.stdout)")
         #expect(runs[2].1.stderr.contains("Set-Cookie: ‹redacted›"))
         #expect(runs[4].1.stderr.contains("http://127.0.0.1:1/x?token=‹redacted›") || runs[4].1.stderr.contains("‹redacted›@127.0.0.1:1"),
@@ -66,11 +66,11 @@ struct HarnessSecretsTests {
 
         let runs = [
             ("text", try await HarnessProcess.run(["get", hostile, "-v", "--echo", "full"], records: records.url)),
-            ("json", try await HarnessProcess.run(["get", hostile, "--json"], records: records.url)),
+            ("json", try await HarnessProcess.run(["get", hostile, "--output-json"], records: records.url)),
             ("stream", try await HarnessProcess.run(["get", hostile, "--stream"], records: records.url, environment: Self.defaultTransport)),
             ("events", try await HarnessProcess.run(["get", hostile, "--events"], records: records.url, environment: Self.defaultTransport)),
             ("recorded show", try await HarnessProcess.run(["recorded", "show", "1"], records: records.url)),
-            ("recorded json", try await HarnessProcess.run(["recorded", "list", "--json"], records: records.url)),
+            ("recorded json", try await HarnessProcess.run(["recorded", "list", "--output-json"], records: records.url)),
         ]
 
         for (mode, run) in runs {
@@ -83,7 +83,7 @@ struct HarnessSecretsTests {
         #expect(runs[3].1.stdout.contains(#"[message id=1] \u{1B}]0;title\u{7}\u{1B}[2J\u{9B}31m \u{1B}]0;said\u{7}"#), "\(runs[3].1.stdout)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(runs[1].1.stdout.utf8)) as? [String: Any])
         let bodyText = (json["response"] as? [String: Any])?["bodyText"] as? String
-        #expect(bodyText?.contains("\u{1B}[2J\u{9B}31m") == true, "--json escapes as JSON and keeps the value")
+        #expect(bodyText?.contains("\u{1B}[2J\u{9B}31m") == true, "--output-json escapes as JSON and keeps the value")
     }
 
     #if canImport(Glibc)
@@ -106,7 +106,7 @@ struct HarnessSecretsTests {
         defer { records.remove() }
         let httpbin = try TestServers.httpbin().urlString(forPath: "")
 
-        let run = try await HarnessProcess.run(["get", httpbin + "/anything", "-q", "tag=a", "-q", "tag=b", "--query", "page=1",
+        let run = try await HarnessProcess.run(["get", httpbin + "/anything", "--url-query", "tag=a", "--url-query", "tag=b", "--url-query", "page=1",
                                                 "-H", "X-Tag: one", "-H", "X-Tag: two", "--body-only"], records: records.url)
 
         #expect(run.status == 0, "\(run.stderr)")
