@@ -88,7 +88,7 @@ extension OptionSpec {
     static let verbose = OptionSpec(["-v", "--verbose"], curl: .differs("prints the transport, the connection and the request as sent; the response as usual"),
                                     help: "print the transport, the connection and the request as sent, on stderr")
     static let output = OptionSpec(["-o", "--output"], value: "FILE",
-                                   curl: .differs("the file appears only when complete; a broken transfer leaves FILE.convey-partial"),
+                                   curl: .differs("the file appears only when complete, owner-only; a broken transfer leaves FILE.convey-partial"),
                                    help: "write the body to FILE as it arrives (status line and headers go to stderr); - is stdout")
     static let continueAt = OptionSpec(["-C", "--continue-at"], value: "OFFSET|-",
                                        curl: .differs("-C - also resumes FILE.convey-partial, checked with If-Range; appending to FILE holds the rest in memory (100 MiB at most)"),

@@ -34,12 +34,14 @@ enum CookieOption {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The `name=value` of each cookie in a Netscape cookie file that goes to `url`: its domain,
-    /// path and scheme match, and it has not expired.
+    /// The `name=value` of each cookie in a Netscape cookie file that goes to `url`: its domain and
+    /// path match, it has not expired, and a secure one goes over https or to the machine itself
+    /// (a loopback host is a secure context, as curl and browsers take it).
     static func fileCookies(_ text: String, for url: URL?, now: Date) -> [String] {
         guard let url, let host = url.host()?.lowercased() else { return [] }
         let path = url.path(percentEncoded: true).isEmpty ? "/" : url.path(percentEncoded: true)
-        let secure = url.scheme?.lowercased() == "https"
+        let loopback = host == "localhost" || host.hasSuffix(".localhost") || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        let secure = url.scheme?.lowercased() == "https" || loopback
         var cookies: [String] = []
         for rawLine in text.split(whereSeparator: \.isNewline) {
             var line = Substring(rawLine)

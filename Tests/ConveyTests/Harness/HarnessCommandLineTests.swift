@@ -79,6 +79,44 @@ struct HarnessCommandLineTests {
         #expect(run.stderr.contains("--help' for usage."))
     }
 
+    @Test func anUnknownTransportInTheEnvironmentIsAUsageError() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/get"], records: records.url, environment: ["CONVEY_TRANSPORT": "pigeon"])
+
+        #expect(run.status == 1)
+        #expect(run.stderr.contains("CONVEY_TRANSPORT: 'pigeon' is not one of curl, urlsession"))
+    }
+
+    @Test func optionsHelpIsTheTableInTheDocs() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["help", "options"], records: records.url)
+        let docs = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Docs/harness.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let start = try #require(text.range(of: "<!-- convey-harness help options -->\n"))
+        let end = try #require(text.range(of: "\n<!-- end of convey-harness help options -->", range: start.upperBound..<text.endIndex))
+
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("| `-f, --fail` | same |"))
+        #expect(run.stdout.contains("| `-X, --request` |"), "curl's options the harness lacks are listed too")
+        #expect(String(text[start.upperBound..<end.lowerBound]) == run.stdout.trimmingCharacters(in: .newlines),
+                "Docs/harness.md lists every option as 'convey-harness help options' prints them: paste its output there")
+    }
+
+    @Test func combinedShortFlagsAndOptionsBeforeTheCommand() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let combined = try await HarnessProcess.run(["get", "/status/404", "-fsS"], records: records.url)
+        let attached = try await HarnessProcess.run(["get", "/get", "-sw%{http_code}", "-o/dev/null"], records: records.url)
+        let before = try await HarnessProcess.run(["-sSo", "/dev/null", "-w", "%{http_code}", "get", "/get"], records: records.url)
+
+        #expect(combined.status == 22 && combined.stdout.isEmpty && combined.stderr.contains("returned error: 404"))
+        #expect(attached.status == 0 && attached.stdout == "200")
+        #expect(before.status == 0 && before.stdout == "200")
+    }
+
     @Test func noInputCrashesTheHarness() async throws {
         let records = RecordsFolder()
         defer { records.remove() }

@@ -59,6 +59,49 @@ struct HarnessSecretsTests {
                 "\(runs[4].1.stderr)")
     }
 
+    @Test func noCurlOptionShowsAUserACookieOrAnAuthorization() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let httpbin = try TestServers.httpbin().urlString(forPath: "")
+        // The response's cookie is in its URL's query too, under a name that is no credential: only its header form counts.
+        let secrets = ["pw-user-opt", "cookie-opt", "tok-header", "cookie-file-secret", "pw-bad-user", "tok-query", "s=cookie-resp"]
+        let user = ["-u", "alice:pw-user-opt", "-b", "s=cookie-opt"]
+        let header = ["-H", "Authorization: Bearer tok-header", "-b", "s=cookie-opt"]
+        let writeOut = ["-o", "/dev/null", "-w", "%{json}|%header{set-cookie}|%{url_effective}|%{errormsg}"]
+        let responseCookie = httpbin + "/response-headers?Set-Cookie=s%3Dcookie-resp&token=tok-query"
+
+        let runs = [
+            ("verbose", try await HarnessProcess.run(["get", httpbin + "/anything"] + user + ["-v", "--echo", "full"], records: records.url)),
+            ("verbose header", try await HarnessProcess.run(["get", httpbin + "/anything"] + header + ["-v", "--echo", "full"], records: records.url)),
+            ("json", try await HarnessProcess.run(["get", httpbin + "/anything"] + user + ["--output-json"], records: records.url)),
+            ("json header", try await HarnessProcess.run(["get", httpbin + "/anything"] + header + ["--output-json"], records: records.url)),
+            ("write-out", try await HarnessProcess.run(["get", responseCookie] + user + writeOut, records: records.url)),
+            ("write-out header", try await HarnessProcess.run(["get", responseCookie] + header + writeOut, records: records.url)),
+            ("fail", try await HarnessProcess.run(["get", httpbin + "/status/401", "-fSv"] + user + writeOut, records: records.url)),
+            ("fail json", try await HarnessProcess.run(["get", httpbin + "/status/401", "-f", "--output-json"] + header, records: records.url)),
+            ("no response", try await HarnessProcess.run(["get", "http://127.0.0.1:1/x", "-sS"] + user + writeOut, records: records.url)),
+            ("-u without a colon", try await HarnessProcess.run(["get", httpbin + "/get", "-u", "pw-bad-user"], records: records.url)),
+            ("-H without a colon", try await HarnessProcess.run(["get", httpbin + "/get", "-H", "Authorization Bearer tok-header"], records: records.url)),
+            ("-b without a file", try await HarnessProcess.run(["get", httpbin + "/get", "-b", "cookie-file-secret", "-o", "/dev/null"], records: records.url)),
+            ("query without =", try await HarnessProcess.run(["get", httpbin + "/get", "--url-query", "tok-query"], records: records.url)),
+            ("unknown in a cluster", try await HarnessProcess.run(["get", httpbin + "/get", "-Zpw-bad-user"], records: records.url)),
+            ("recorded list", try await HarnessProcess.run(["recorded", "list"], records: records.url)),
+            ("recorded show", try await HarnessProcess.run(["recorded", "show", "1"], records: records.url)),
+            ("recorded json", try await HarnessProcess.run(["recorded", "list", "--output-json"], records: records.url)),
+        ]
+
+        for (mode, run) in runs {
+            #expect(secrets.filter(run.output.contains) == [], "\(mode): \(run.output)")
+        }
+        let verbose = try #require(runs.first?.1)
+        #expect(verbose.status == 0, "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("> Authorization: ‹redacted›") && verbose.stderr.contains("> Cookie: ‹redacted›"))
+        #expect(runs[4].1.stdout.contains("|‹redacted›|"), "%header{set-cookie} is masked: \(runs[4].1.stdout)")
+        #expect(runs[6].1.status == 22)
+        #expect(runs[9].1.status == 1 && runs[10].1.status == 1 && runs[12].1.status == 1 && runs[13].1.status == 1)
+        #expect(runs[11].1.status == 0 && runs[11].1.stderr.contains("-b: an argument without '=' names a cookie file"))
+    }
+
     @Test func aHostileServersEscapeSequencesArriveEscapedInEveryMode() async throws {
         let records = RecordsFolder()
         defer { records.remove() }

@@ -60,6 +60,16 @@ struct HarnessWireTests {
         #endif
     }
 
+    @Test(arguments: ["urlsession", "URLSESSION", "UrlSession"])
+    func everySpellingTheHarnessAcceptsChoosesURLSession(spelling: String) async throws {
+        let run = try await headersRun([], environment: ["CONVEY_TRANSPORT": spelling])
+        #expect(run.transportLine == "* transport: urlsession")
+        #if os(Linux)
+        // The library's own default reads the variable the same way: URLSession sends Accept-Language.
+        #expect(run.headers["Accept-Language"] == "en")
+        #endif
+    }
+
     @Test func fullURLsChooseTheServerAndStatusesMapToExitCodes() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
