@@ -97,16 +97,12 @@ struct BodyOptions: Sendable {
     /// `--data-urlencode`: `content` or `=content` sends the content encoded, `name=content` the
     /// name and the encoded content, `@file` and `name@file` a file's content encoded.
     private static func urlEncoded(_ value: String, command: String) throws(UsageError) -> String {
-        if let equals = value.firstIndex(of: "=") {
-            let name = value[..<equals]
-            return (name.isEmpty ? "" : name + "=") + encode(Data(value[value.index(after: equals)...].utf8))
-        }
-        if let at = value.firstIndex(of: "@") {
-            let name = value[..<at]
-            let content = try read(String(value[value.index(after: at)...]), option: "--data-urlencode", command: command)
-            return (name.isEmpty ? "" : name + "=") + encode(content)
-        }
-        return encode(Data(value.utf8))
+        // As curl: whichever of `=` and `@` comes first splits the name off.
+        guard let split = value.firstIndex(where: { $0 == "=" || $0 == "@" }) else { return encode(Data(value.utf8)) }
+        let name = value[..<split]
+        let rest = String(value[value.index(after: split)...])
+        let content = value[split] == "=" ? Data(rest.utf8) : try read(rest, option: "--data-urlencode", command: command)
+        return (name.isEmpty ? "" : name + "=") + encode(content)
     }
 
     /// Percent-encodes every byte but the unreserved ones (RFC 3986), as curl does: a space is `%20`.

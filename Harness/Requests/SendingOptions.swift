@@ -146,7 +146,7 @@ extension OptionSpec {
     static let maxRedirs = OptionSpec(["--max-redirs"], value: "NUM", curl: .differs("too many fails with exit code 4, not 47"),
                                       help: "with -L: follow at most NUM redirects (default 20; -1 for no limit)")
     static let compressed = OptionSpec(["--compressed"],
-                                       curl: .differs("without it the request says Accept-Encoding: identity, and a compressed answer is decoded all the same; -o FILE asks for it unencoded"),
+                                       curl: .differs("without it the request says Accept-Encoding: identity (and URLSession decodes a compressed answer all the same); -o FILE asks for it unencoded"),
                                        help: "ask for a compressed response (gzip, deflate) and decode it")
     static let timeout = OptionSpec(["--timeout"], value: "SECONDS", curl: .harnessOnly("-y/--speed-time with -Y/--speed-limit 1"),
                                     help: "fail an attempt that waits longer than this for data (default 60)")

@@ -419,6 +419,22 @@ struct HarnessCurlTests {
         #expect(unset.harness.stdout == "200" && unset.harness.status == 0, "--noproxy without -x excepts hosts from the environment's proxy")
     }
 
+    @Test func withoutCompressedACompressedAnswerIsKeptAsItCame() async throws {
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let url = try TestServers.fault("/gzip-bomb?size=4096").absoluteString
+        let harnessFile = scratch.appending(path: "harness.gz")
+        let curlFile = scratch.appending(path: "curl.gz")
+        let harness = try await HarnessProcess.run(["get", url, "--transport", "curl", "-s", "--body-only"]
+                                                   + ["-o", harnessFile.path(percentEncoded: false)], records: scratch)
+        #expect(harness.status == 0)
+        let kept = try Data(contentsOf: harnessFile)
+        #expect(kept.starts(with: [0x1F, 0x8B]), "the gzip stream as it came, as curl keeps it without --compressed")
+        if let curl = CurlCommand.executable {
+            _ = try await HarnessProcess.run(["-q", "-s", "-o", curlFile.path(percentEncoded: false), url], records: scratch, executable: curl)
+            #expect(try Data(contentsOf: curlFile) == kept)
+        }
+    }
+
     @Test func aColonAloneRemovesAHeaderConveySends() async throws {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let pair = try await both(try httpbin("/headers"), ["-s", "-H", "User-Agent:"], harnessOnly: ["--body-only", "--transport", "curl"])
