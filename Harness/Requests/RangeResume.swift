@@ -31,7 +31,7 @@ enum RangeResume {
         case .at(let offset):
             return offset > 0 ? .from(offset) : .whole
         case .atFileEnd:
-            guard let file else { return .whole }
+            guard let file, !OutputFile.writesThrough(file) else { return .whole }
             let path = file.path(percentEncoded: false)
             if FileManager.default.fileExists(atPath: path + ".convey-partial") { return .partialFile }
             let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0

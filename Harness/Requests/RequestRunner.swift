@@ -73,7 +73,7 @@ enum RequestRunner {
                 failure = http
             } else if let file = output.outputFile, let data = response?.data {
                 do {
-                    try OutputFile.write(data, to: file, appending: false)
+                    try store(data, in: file)
                     destination = .file(file)
                 } catch {
                     failure = error
@@ -115,7 +115,11 @@ enum RequestRunner {
             switch fetched.statusCode {
             case 206:
                 guard let file else { return Sent(response: fetched) }
-                try OutputFile.write(fetched.data, to: file, appending: true)
+                if OutputFile.writesThrough(file) {
+                    try OutputFile.writeThrough(fetched.data, to: file)
+                } else {
+                    try OutputFile.write(fetched.data, to: file, appending: true)
+                }
                 return Sent(response: fetched, destination: .file(file))
             case 200:
                 return Sent(response: fetched, destination: .dropped, failure: ResumeRefused(status: 200))
@@ -125,10 +129,10 @@ enum RequestRunner {
             default:
                 return Sent(response: fetched)
             }
-        case (_, let file?) where isDevice(file):
-            // `-o /dev/null` and the like: written as curl does, never replaced by a downloaded file.
+        case (_, let file?) where OutputFile.writesThrough(file):
+            // `-o /dev/null`, `-o /dev/stdout` and the like: written as curl does, never replaced by a downloaded file.
             let fetched = try await download(task)
-            try writeToDevice(fetched.data, file)
+            try store(fetched.data, in: file)
             return Sent(response: fetched, destination: .file(file))
         case (_, let file?):
             // Streamed to disk as it arrives; the response's body is empty, the file holds it.
@@ -143,16 +147,12 @@ enum RequestRunner {
         try await task.download()
     }
 
-    /// Whether `file` is (or links to) a character device or a FIFO, which a download would refuse to replace.
-    private static func isDevice(_ file: URL) -> Bool {
-        let type = (try? FileManager.default.attributesOfItem(atPath: file.resolvingSymlinksInPath().path)[.type]) as? FileAttributeType
-        return type == .typeCharacterSpecial || type == .typeBlockSpecial || type == .typeUnknown
-    }
-
-    /// Writes into a device (`/dev/null`, `/dev/stdout`), through the links that name it.
-    private static func writeToDevice(_ data: Data, _ file: URL) throws {
-        let handle = try FileHandle(forWritingTo: file)
-        defer { try? handle.close() }
-        try handle.write(contentsOf: data)
+    /// Writes a body held in memory to `file`, as `OutputFile` writes to it.
+    private static func store(_ data: Data, in file: URL) throws(LocalFailure) {
+        if OutputFile.writesThrough(file) {
+            try OutputFile.writeThrough(data, to: file)
+        } else {
+            try OutputFile.write(data, to: file, appending: false)
+        }
     }
 }

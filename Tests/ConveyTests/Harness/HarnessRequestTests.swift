@@ -140,6 +140,21 @@ struct HarnessRequestTests {
         #expect(try Data(contentsOf: output).count == 2000)
     }
 
+    @Test func outputIntoALinkToADeviceWritesThroughIt() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        try FileManager.default.createDirectory(at: records.url, withIntermediateDirectories: true)
+        let link = records.url.appending(path: "null")
+        try FileManager.default.createSymbolicLink(atPath: link.path(percentEncoded: false), withDestinationPath: "/dev/null")
+
+        let run = try await HarnessProcess.run(["get", "/bytes/100", "-s", "-o", link.path(percentEncoded: false), "-w", "%{http_code}"],
+                                               records: records.url)
+
+        #expect(run.status == 0 && run.stdout == "200")
+        // As `/dev/stdout` is: a download would have put a file in the link's place.
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path(percentEncoded: false)) == "/dev/null")
+    }
+
     @Test func progressBarShowsOnLongTransfers() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
