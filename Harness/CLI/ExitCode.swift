@@ -15,6 +15,10 @@ enum ExitCode: Int32, Sendable {
     /// Something failed locally: a file could not be read, a record does not exist or cannot be
     /// replayed, a demo step did not behave as expected.
     case localFailure = 5
+    /// `-f`/`--fail`: the server answered with a status of 400 or more (curl's code).
+    case httpErrorWithFail = 22
+    /// `-C`: the server sent the whole body instead of the range asked for (curl's code).
+    case rangeNotSupported = 33
     /// Interrupted (Ctrl-C) or cancelled.
     case interrupted = 130
 
@@ -36,6 +40,8 @@ enum ExitCode: Int32, Sendable {
           3    the server answered 5xx
           4    no response (transport failure, timeout, -fail-all-requests)
           5    local failure (unreadable file, missing record, request cannot be replayed, demo step misbehaved)
+          22   with -f/--fail: the server answered 400 or more (as curl)
+          33   with -C: the server does not resume, it sent the whole body (as curl)
           130  interrupted (Ctrl-C) or cancelled
         """
 }
@@ -45,6 +51,8 @@ extension ExitCode {
     init(error: any Error) {
         if error.isCancellation {
             self = .interrupted
+        } else if error is ResumeRefused {
+            self = .rangeNotSupported
         } else if let http = error as? HTTPError {
             self.init(status: http.statusCode)
         } else if let convey = error as? ConveyError {

@@ -4,13 +4,7 @@ import Foundation
 /// The options every command accepts, and what they decide.
 struct HarnessSettings: Sendable {
     /// Options valid on every command.
-    static let globalOptions: [OptionSpec] = [
-        OptionSpec(["-h", "--help"], help: "show help for the command"),
-        OptionSpec(["--records"], value: "DIR", help: "the task records folder (default: $CONVEY_HARNESS_RECORDS, else $XDG_CACHE_HOME/convey-harness/records)"),
-        OptionSpec(["--no-record"], help: "do not record the tasks this run sends"),
-        OptionSpec(["--color"], value: "WHEN", help: "colour: auto (on a terminal, unless NO_COLOR is set), always or never"),
-        OptionSpec(["-fail-all-requests"], key: "fail-all-requests", help: "Convey's launch argument: every task fails at once, nothing is sent"),
-    ]
+    static let globalOptions: [OptionSpec] = [.help, .records, .noRecord, .color, .failAllRequests]
 
     /// The body limit of the harness's own recordings: enough to replay typical requests.
     static let recordedBodyLimit = 64_000
@@ -24,13 +18,13 @@ struct HarnessSettings: Sendable {
     let records: Bool
 
     init(_ arguments: ParsedArguments, command: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
-        let colorText = arguments.value("color") ?? Console.ColorChoice.auto.rawValue
+        let colorText = arguments.value(.color) ?? Console.ColorChoice.auto.rawValue
         guard let color = Console.ColorChoice(rawValue: colorText) else {
             throw UsageError(message: "--color: '\(colorText)' is not one of auto, always, never", command: command)
         }
         console = Console(color: color, environment: environment)
-        records = !arguments.has("no-record")
-        if let chosen = arguments.value("records") ?? environment["CONVEY_HARNESS_RECORDS"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        records = !arguments.has(.noRecord)
+        if let chosen = arguments.value(.records) ?? environment["CONVEY_HARNESS_RECORDS"].flatMap({ $0.isEmpty ? nil : $0 }) {
             guard !chosen.isEmpty else { throw UsageError(message: "--records: the folder name is empty", command: command) }
             recordsFolder = URL(filePath: chosen, directoryHint: .isDirectory)
             recordsFolderChosen = true
@@ -51,4 +45,16 @@ struct HarnessSettings: Sendable {
     func recorderForRequests() -> TaskRecorder? {
         records ? recordReader() : nil
     }
+}
+
+extension OptionSpec {
+    static let help = OptionSpec(["-h", "--help"], curl: .same, help: "show help for the command")
+    static let version = OptionSpec(["--version"], curl: .differs("top level only: convey-harness --version"), help: "print the version")
+    static let records = OptionSpec(["--records"], value: "DIR", curl: .harnessOnly,
+                                    help: "the task records folder (default: $CONVEY_HARNESS_RECORDS, else $XDG_CACHE_HOME/convey-harness/records)")
+    static let noRecord = OptionSpec(["--no-record"], curl: .harnessOnly, help: "do not record the tasks this run sends")
+    static let color = OptionSpec(["--color"], value: "WHEN", curl: .harnessOnly,
+                                  help: "colour: auto (on a terminal, unless NO_COLOR is set), always or never")
+    static let failAllRequests = OptionSpec(["-fail-all-requests"], curl: .harnessOnly,
+                                            help: "Convey's launch argument: every task fails at once, nothing is sent")
 }

@@ -10,7 +10,7 @@ enum Harness {
         + [RecordedCommand.command, ReplayCommand.command]
 
     static var overview: String {
-        let entries = commands.map { ($0.name, $0.summary) } + [("help [COMMAND]", "Shows help for a command.")]
+        let entries = commands.map { ($0.name, $0.summary) } + [("help [COMMAND|options]", "Shows help for a command, or every option beside curl's.")]
         let width = (entries.map(\.0.count).max() ?? 0) + 2
         let list = entries.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + $0.1 }
         return """
@@ -22,10 +22,10 @@ enum Harness {
             \(list.joined(separator: "\n"))
 
             Start with: convey-harness demo
-            Every command takes --help.
+            Every command takes --help; 'convey-harness help options' lists every option beside curl's.
 
             Global options:
-            \(Command.table(HarnessSettings.globalOptions + [OptionSpec(["--version"], help: "print the version")]))
+            \(Command.table(HarnessSettings.globalOptions + [.version]))
             \(ExitCode.table)
             """
     }
@@ -47,7 +47,7 @@ enum Harness {
         }
         do throws(UsageError) {
             let parsed = try ParsedArguments.parse(rest, options: command.allOptions, command: command.name)
-            if parsed.has("help") {
+            if parsed.has(.help) {
                 console.out(command.help)
                 return .ok
             }
@@ -58,29 +58,30 @@ enum Harness {
         }
     }
 
-    /// The index of the first argument that is neither an option nor the value of one.
+    /// The index of the first argument that is neither an option nor the value of one: options
+    /// of any command may come before it (`convey-harness -sS get URL`).
     private static func commandIndex(in arguments: [String]) -> Int? {
-        let valued = Set(HarnessSettings.globalOptions.filter { $0.valueName != nil }.flatMap(\.names))
+        let options = commands.flatMap(\.allOptions)
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--" { return index + 1 < arguments.count ? index + 1 : nil }
             if !argument.hasPrefix("-") || argument == "-" { return index }
-            index += valued.contains(argument) ? 2 : 1
+            index += options.consumesNextArgument(argument) ? 2 : 1
         }
         return nil
     }
 
     /// `convey-harness`, `--help`, `--version`, or global options alone.
     private static func topLevel(_ arguments: [String], console: Console) -> ExitCode {
-        let options = HarnessSettings.globalOptions + [OptionSpec(["--version"], help: "print the version")]
+        let options = HarnessSettings.globalOptions + [.version]
         do throws(UsageError) {
             let parsed = try ParsedArguments.parse(arguments, options: options, command: nil)
-            if parsed.has("version") {
+            if parsed.has(.version) {
                 console.out(version)
                 return .ok
             }
-            if parsed.has("help") {
+            if parsed.has(.help) {
                 console.out(overview)
                 return .ok
             }
@@ -94,6 +95,10 @@ enum Harness {
     private static func help(for names: [String], console: Console) -> ExitCode {
         guard let name = names.first else {
             console.out(overview)
+            return .ok
+        }
+        if name == "options" {
+            console.out(OptionsHelp.text(commands: commands))
             return .ok
         }
         guard let command = commands.first(where: { $0.name == name }) else {

@@ -1,25 +1,28 @@
 import Convey
 import Foundation
 
-/// `get|post|put|patch|delete PATH`: one request, sent by hand.
+/// `get|post|put|patch|delete PATH`: one request, sent by hand, with curl's options.
 enum RequestCommand {
     static func command(for method: HTTPMethod) -> Command {
         let name = method.rawValue.lowercased()
-        let bodyOptions = method.forbidsBody ? [] : RequestOptions.bodyOptions
+        let example = method.forbidsBody
+            ? "  convey-harness get http://127.0.0.1:8080/get -fsS -w '%{http_code}\\n' -o /dev/null"
+            : "  convey-harness \(name) /\(name) --json '{\"name\": \"Ada\"}'\n  convey-harness \(name) /\(name) -F city=Zürich -F notes=@notes.txt"
         return Command(
             name: name,
             synopsis: "\(name) PATH|URL [options]",
             summary: "Sends a \(method) request and prints the status line, headers, body and timing.",
             details: """
                 PATH goes under the remote (--remote, $CONVEY_REMOTE, else the embedded server); a full
-                http(s) URL chooses the server itself. The task is recorded (see 'recorded') unless
-                --no-record is given. Credentials in headers are masked in the output.
+                http(s) URL chooses the server itself. Options are curl's where curl has them, with
+                curl's meaning ('convey-harness help options' lists them beside curl's). The task is
+                recorded (see 'recorded') unless --no-record is given. Credentials are masked in all output.
 
                 Examples:
-                  convey-harness \(name) /\(method.forbidsBody ? "get" : name) -q page=2 -H 'Accept: application/json'
-                  convey-harness \(name) http://127.0.0.1:8080/\(method.forbidsBody ? "get" : name) --json
-                """ + (method.forbidsBody ? "" : "\n  convey-harness \(name) /\(name) --json-body '{\"name\": \"Ada\"}'\n  convey-harness \(name) /\(name) --form city=Zürich --file notes=@notes.txt"),
-            options: RequestOptions.requestOptions + [RequestOptions.queryOption] + bodyOptions + OutputOptions.options + StreamOptions.options,
+                  convey-harness \(name) /\(method.forbidsBody ? "get" : name) --url-query page=2 -H 'Accept: application/json'
+                \(example)
+                """,
+            options: RequestOptions.definingOptions + SendingOptions.options + OutputOptions.options + StreamOptions.options,
             run: { arguments, settings in
                 let request: RequestOptions
                 let output: OutputOptions
@@ -32,12 +35,13 @@ enum RequestCommand {
                     return settings.console.report(error)
                 }
                 if let streamMode {
-                    return await StreamRunner.run(target: request.target, transport: request.transport, connection: request.connection, mode: streamMode, settings: settings) { server throws(LocalFailure) in
-                        try request.task(on: server, method: method)
+                    return await StreamRunner.run(target: request.target, sending: request.sending, mode: streamMode, settings: settings) { context throws(LocalFailure) in
+                        try request.task(in: context)
                     }
                 }
-                return await RequestRunner.run(target: request.target, transport: request.transport, connection: request.connection, method: method, output: output, settings: settings) { server throws(LocalFailure) in
-                    try request.task(on: server, method: method)
+                return await RequestRunner.run(target: request.target, sending: request.sending, method: request.method, output: output,
+                                               settings: settings) { context throws(LocalFailure) in
+                    try request.task(in: context)
                 }
             })
     }

@@ -15,21 +15,23 @@ enum DemoCommand {
 
             Records go to a temporary folder removed at the end, unless --records names one.
             """,
-        options: [RemoteTarget.option, OptionSpec(["--list"], help: "list the steps and exit")],
+        options: [.remote, .list],
         run: { arguments, settings in await run(arguments, settings) })
 
     @ConveyActor
     private static func run(_ arguments: ParsedArguments, _ settings: HarnessSettings) async -> ExitCode {
         let console = settings.console
         let steps = DemoSteps.all
-        if arguments.has("list") {
+        if arguments.has(.list) {
             for (index, step) in steps.enumerated() { console.out(String(format: "%2d  ", index + 1) + step.title) }
             return .ok
         }
         let target: RemoteTarget
+        let transport: BuiltInTransport
         var selected: [Int] = []
         do throws(UsageError) {
-            target = try RemoteTarget.resolve(arguments.value("remote"), environment: [:], command: "demo")
+            target = try RemoteTarget.resolve(arguments.value(.remote), environment: [:], command: "demo")
+            transport = try HarnessTransport.resolve(nil, environment: ProcessInfo.processInfo.environment, command: "demo")
             for text in arguments.positionals {
                 guard let number = Int(text), (1...steps.count).contains(number) else {
                     throw UsageError(message: "'\(text)' is not a step number from 1 to \(steps.count) (see demo --list)", command: "demo")
@@ -43,7 +45,7 @@ enum DemoCommand {
             : FileManager.default.temporaryDirectory.appending(path: "convey-harness-demo-\(UUID().uuidString)", directoryHint: .isDirectory)
         defer { if let temporaryFolder { try? FileManager.default.removeItem(at: temporaryFolder) } }
         let recorder = settings.records ? TaskRecorder(folder: temporaryFolder ?? settings.recordsFolder) : nil
-        let context = DemoContext(target: target, recorder: recorder, settings: settings)
+        let context = DemoContext(target: target, transport: transport, recorder: recorder, settings: settings)
 
         console.out(console.styled("Convey \(conveyVersion) harness demo", .bold) + " against \(target.description)")
         let printer = DemoPrinter(console: console)
@@ -81,4 +83,8 @@ extension DemoStep.Outcome {
         case .misbehaved: "misbehaved"
         }
     }
+}
+
+extension OptionSpec {
+    static let list = OptionSpec(["--list"], curl: .harnessOnly, help: "list the steps and exit")
 }

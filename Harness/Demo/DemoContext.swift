@@ -11,13 +11,13 @@ final class DemoContext {
     let recorder: TaskRecorder?
     let settings: HarnessSettings
 
-    init(target: RemoteTarget, recorder: TaskRecorder?, settings: HarnessSettings) {
+    init(target: RemoteTarget, transport: BuiltInTransport, recorder: TaskRecorder?, settings: HarnessSettings) {
         self.target = target
         self.recorder = recorder
         self.settings = settings
         var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire)
         configuration.recorder = recorder
         server = DemoServer(target: target, configuration: configuration, hooks: hooks)
-        HarnessTransport.install(on: server, target: target, builtIn: .platformDefault)
+        HarnessTransport.install(on: server, target: target, builtIn: transport)
     }
 }

@@ -21,8 +21,12 @@ struct RunReport: Sendable {
     /// Warnings about how the request went out, such as `--insecure`'s.
     let warnings: [String]
 
+    /// A report of a run: `response` is the last one received (also when a status ended the run
+    /// with `error`), `fail` is what `-f` or `--fail-with-body` make of a status of 400 or more,
+    /// `resumeComplete` that `-C` found nothing left to fetch (a 416, which is then no error).
     init(method: HTTPMethod, transport: String, sent: OutgoingRequest?, response: ServerResponse<Data>?, error: (any Error)?,
-         duration: Duration, redaction: Redaction, warnings: [String] = []) {
+         duration: Duration, redaction: Redaction, warnings: [String] = [], fail: OutputOptions.FailMode? = nil,
+         resumeComplete: Bool = false) {
         let request = response?.request ?? sent
         self.method = request?.method.rawValue ?? method.rawValue
         self.transport = transport
@@ -31,10 +35,22 @@ struct RunReport: Sendable {
         self.response = response
         self.error = error
         self.duration = response?.duration ?? duration
-        self.exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: response?.statusCode ?? 200) }
-        self.errorText = error.map { redaction.maskedText(($0 as? any PresentableError)?.logDetail ?? String(describing: $0)) }
         self.warnings = warnings
+        let status = response?.statusCode ?? 0
+        if resumeComplete {
+            exitCode = .ok
+            errorText = nil
+        } else if fail != nil, status >= 400, error == nil || error is HTTPError {
+            exitCode = .httpErrorWithFail
+            errorText = "The requested URL returned error: \(status)"
+        } else {
+            exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: status) }
+            errorText = error.map { redaction.maskedText(($0 as? any PresentableError)?.logDetail ?? String(describing: $0)) }
+        }
     }
+
+    /// Whether `-f` (or `--fail-with-body`) turned a status into the run's failure.
+    var failedOnStatus: Bool { exitCode == .httpErrorWithFail }
 
     /// The connection as the transport reported it: `HTTP/2 · TLSv1.3 · new connection`, with
     /// `⚠ TLS verification OFF` when the certificate was not verified; `nil` when nothing was reported.
@@ -65,9 +81,11 @@ struct RunReport: Sendable {
 
     /// A short name for the kind of failure, for JSON output.
     var errorKind: String? {
+        if failedOnStatus { return "http" }
         guard let error else { return nil }
         if error.isCancellation { return "cancelled" }
         if error is HTTPError { return "http" }
+        if error is ResumeRefused { return "download" }
         guard let convey = error as? ConveyError else { return "other" }
         return switch convey {
         case .transport: "transport"

@@ -15,7 +15,7 @@ enum RecordedCommand {
             The harness records its own requests; point --records at an app's TaskRecorder folder
             to read the app's records. Unreadable records are skipped and counted.
             """,
-        options: [OptionSpec(["--json"], help: "print records as JSON, in the on-disk format")],
+        options: [.outputJSON],
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ settings: HarnessSettings) async -> ExitCode {
@@ -27,7 +27,7 @@ enum RecordedCommand {
         case "list" where positionals.count == 1:
             let records = await recorder.records()
             let unreadable = await recorder.unreadableRecordIDs()
-            if arguments.has("json") {
+            if arguments.has(.outputJSON) {
                 console.out(DisplayFormat.terminalSafeJSON((try? RecordedTask.jsonText(records)) ?? "null"))
             } else if records.isEmpty {
                 console.out("No records in \(folder).")
@@ -43,7 +43,7 @@ enum RecordedCommand {
         case "show" where positionals.count == 2:
             do {
                 let (number, record) = try await RecordLookup.find(positionals[1], in: recorder)
-                if arguments.has("json") {
+                if arguments.has(.outputJSON) {
                     console.out(DisplayFormat.terminalSafeJSON((try? RecordedTask.jsonText(record)) ?? "null"))
                 } else {
                     RecordPrinter(console: console).show(record, number: number)

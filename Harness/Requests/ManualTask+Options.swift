@@ -2,27 +2,39 @@ import Convey
 import Foundation
 
 extension RequestOptions {
-    /// The task for this request against `server`; a `--data` file must be readable.
+    /// The task for this request in a run's `context`; files the body names must be readable.
     @ConveyActor
-    func task(on server: ConveyServer, method: HTTPMethod) throws(LocalFailure) -> any ManualTask {
-        let request = ManualRequest(server: server, method: method, path: path, query: query, headers: headers,
-                                    echoStyle: echo, timeout: timeout)
-        switch body {
+    func task(in context: RunContext) throws(LocalFailure) -> any ManualTask {
+        var headers = sending.headers
+        if body.acceptsJSON, !headers.contains(named: "Accept") { headers.append(Header(name: "Accept", value: "application/json")) }
+        let request = context.request(method: method, path: path, query: query, headers: headers, sending: sending)
+        switch body.content {
         case .none:
             return RawManualTask(request: request, body: nil)
         case .data(let data, let contentType):
             return RawManualTask(request: request, body: RequestBody(data: data, contentType: contentType))
         case .file(let file, let contentType):
-            guard FileManager.default.isReadableFile(atPath: file.path(percentEncoded: false)) else {
-                throw LocalFailure(message: "--data: cannot read \(file.path(percentEncoded: false))")
-            }
+            try Self.checkReadable(file, option: "--data-binary")
             return RawManualTask(request: request, body: RequestBody(file: file, contentType: contentType))
-        case .form(let fields):
-            return FormManualTask(request: request, uploadPayload: fields)
-        case .multipart(let fields, let files):
-            let parts = fields.sorted { $0.key < $1.key }.map { MIMEPart(name: $0.key, stringValue: $0.value) }
-                + files.map { MIMEPart(name: $0.field, fileURL: $0.file, mimeType: MediaType.guess(for: $0.file)) }
+        case .multipart(let fields):
+            var parts: [MIMEPart] = []
+            for field in fields {
+                switch field.value {
+                case .text(let text):
+                    parts.append(field.mimeType.map { MIMEPart(name: field.name, data: Data(text.utf8), mimeType: $0) }
+                                 ?? MIMEPart(name: field.name, stringValue: text))
+                case .file(let file, let filename):
+                    try Self.checkReadable(file, option: "-F")
+                    parts.append(MIMEPart(name: field.name, fileURL: file, filename: filename, mimeType: field.mimeType ?? MediaType.guess(for: file)))
+                }
+            }
             return MultipartManualTask(request: request, uploadPayload: MIMEPayload(parts: parts))
+        }
+    }
+
+    private static func checkReadable(_ file: URL, option: String) throws(LocalFailure) {
+        guard FileManager.default.isReadableFile(atPath: file.path(percentEncoded: false)) else {
+            throw LocalFailure(message: "\(option): cannot read \(file.path(percentEncoded: false))")
         }
     }
 }

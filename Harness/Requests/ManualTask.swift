@@ -4,21 +4,49 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Everything about a request typed on the command line, except how its body is made.
+/// Everything about a request typed on the command line (or read from a record), except how its
+/// body is made.
 struct ManualRequest: Sendable {
-    let server: ConveyServer
+    let server: HarnessServer
     let method: HTTPMethod
     let path: String
     let query: [URLQueryItem]
     let headers: Headers
+    /// Names `-H 'NAME:'` takes out of the request as sent.
+    let removedHeaders: [String]
     let echoStyle: TaskEchoStyle
-    let timeout: Duration?
+    let configuration: TaskConfiguration
+    let followsRedirects: Bool
+    /// Which statuses end the run with an `HTTPError`: those `-f` and `--retry` ask for.
+    var statusRule: StatusRule
+    let retry: RetryOptions?
+    /// Said before each retry (unless `-s`).
+    let retryNotice: @Sendable (String) -> Void
     /// Filled in by `willSendRequest` with the request as sent.
     let sent = SentRequest()
+
+    /// A request for `server` sent as `sending` says. `failsOnHTTPError` (`-f`) makes a status of
+    /// 400 or more end the run, as `--retry` does with the statuses it retries.
+    init(server: HarnessServer, method: HTTPMethod, path: String, query: [URLQueryItem], headers: Headers,
+         sending: SendingOptions, failsOnHTTPError: Bool, retryNotice: @escaping @Sendable (String) -> Void) {
+        self.server = server
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        removedHeaders = sending.removedHeaders
+        echoStyle = sending.echo
+        configuration = TaskConfiguration(timeout: sending.timeout, totalTimeout: sending.maxTime)
+        followsRedirects = sending.followsRedirects
+        statusRule = StatusRule(throwingClasses: failsOnHTTPError ? [.clientError, .serverError] : [],
+                                throwingCodes: sending.retry == nil ? [] : RetryOptions.retriedStatuses)
+        retry = sending.retry
+        self.retryNotice = retryNotice
+    }
 }
 
-/// A task sent from the command line. Its kinds differ only in the body: raw, form or multipart,
-/// so that form and multipart bodies are encoded by Convey's own upload tasks.
+/// A task sent from the command line. Its kinds differ only in the body: raw or multipart, so
+/// that multipart bodies are encoded by Convey's own upload task.
 protocol ManualTask: DownloadingTask where DownloadPayload == Data {
     var request: ManualRequest { get }
 }
@@ -36,15 +64,33 @@ extension ManualTask {
         }
     }
     var echoStyle: TaskEchoStyle { request.echoStyle }
-    var configuration: TaskConfiguration? { request.timeout.map { TaskConfiguration(timeout: $0) } }
+    var configuration: TaskConfiguration? { request.configuration }
+    var followsRedirects: Bool { request.followsRedirects }
+    var statusRule: StatusRule { request.statusRule }
 
     func willSendRequest(request outgoing: OutgoingRequest) async throws -> OutgoingRequest {
+        var outgoing = outgoing
+        for name in request.removedHeaders { outgoing.fields.remove(named: name) }
         request.sent.request = outgoing
+        request.server.hops?.reset()
         return outgoing
+    }
+
+    func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
+        guard let retry = request.retry, let wait = retry.interval(after: error, count: count, method: method) else { return nil }
+        request.retryNotice("\(Self.reason(error)): retry \(count) of \(retry.count) in \(DisplayFormat.duration(.milliseconds(Int64(wait * 1000))))")
+        return wait
+    }
+
+    /// Why an attempt failed, in a few words for the retry notice: never a body or a credential.
+    private static func reason(_ error: any Error) -> String {
+        if let http = error as? HTTPError { return "HTTP \(http.statusCode) \(HTTPStatus.reasonPhrase(for: http.statusCode))" }
+        if case .timedOut? = error as? ConveyError { return "timed out" }
+        return "the request failed"
     }
 }
 
-/// A request with no body, or a raw one (`--json-body`, `--data`, a replayed body).
+/// A request with no body, or a raw one (`-d`, `--json`, `--data-binary`, a replayed body).
 struct RawManualTask: ManualTask {
     let request: ManualRequest
     let body: RequestBody?
@@ -54,13 +100,7 @@ struct RawManualTask: ManualTask {
     }
 }
 
-/// A request with an `application/x-www-form-urlencoded` body (`--form`).
-struct FormManualTask: ManualTask, FormUploadingTask {
-    let request: ManualRequest
-    let uploadPayload: [String: String]?
-}
-
-/// A request with a `multipart/form-data` body (`--file`, with any `--form` fields).
+/// A request with a `multipart/form-data` body (`-F`, `--form-string`).
 struct MultipartManualTask: ManualTask, MIMEUploadingTask {
     let request: ManualRequest
     let uploadPayload: MIMEPayload?

@@ -8,9 +8,6 @@ enum RemoteTarget: Sendable {
     /// A real server.
     case remote(Remote)
 
-    static let option = OptionSpec(["--remote"], value: "URL",
-                                   help: "the server to talk to (default: $CONVEY_REMOTE, else the embedded in-process server)")
-
     /// The target for `--remote`, else `CONVEY_REMOTE`, else the embedded server.
     static func resolve(_ text: String?, environment: [String: String], command: String) throws(UsageError) -> RemoteTarget {
         guard let text = text ?? environment["CONVEY_REMOTE"].flatMap({ $0.isEmpty ? nil : $0 }) else { return .embedded }
@@ -49,4 +46,9 @@ enum RemoteTarget: Sendable {
         case .remote(let remote): ["--remote", remote.urlString(forPath: "")]
         }
     }
+}
+
+extension OptionSpec {
+    static let remote = OptionSpec(["--remote"], value: "URL", curl: .harnessOnly,
+                                   help: "the server PATH goes to (default: $CONVEY_REMOTE, else the embedded in-process server)")
 }

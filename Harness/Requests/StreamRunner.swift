@@ -5,17 +5,22 @@ import Foundation
 /// server-sent events (`--events`). Ctrl-C ends the transfer and exits with 130.
 @ConveyActor
 enum StreamRunner {
-    static func run(target: RemoteTarget, transport: BuiltInTransport, connection: ConnectionOptions = ConnectionOptions(),
-                    mode: StreamOptions.Mode, settings: HarnessSettings,
-                    makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
+    static func run(target: RemoteTarget, sending: SendingOptions, mode: StreamOptions.Mode, settings: HarnessSettings,
+                    makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        let configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
-        let server = ConveyServer(remote: target.remote, configuration: configuration)
-        if let warning = connection.insecureWarning { console.err(console.styledError(warning, .yellow)) }
-        HarnessTransport.install(on: server, target: target, builtIn: transport, connection: connection)
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
+        sending.apply(to: &configuration)
+        let server = HarnessServer(target: target, configuration: configuration, countsHops: false)
+        for warning in (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings {
+            console.err(console.styledError(warning, .yellow))
+        }
+        HarnessTransport.install(on: server, target: target, builtIn: sending.transport, connection: sending.connection)
+        let context = RunContext(server: server, failsOnHTTPError: false, extraHeaders: Headers()) { notice in
+            console.err(console.styledError(notice, .yellow))
+        }
         let task: any ManualTask
         do {
-            task = try makeTask(server)
+            task = try makeTask(context)
         } catch {
             console.fail(error.message)
             return .localFailure

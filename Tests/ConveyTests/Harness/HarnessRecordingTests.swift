@@ -8,12 +8,12 @@ struct HarnessRecordingTests {
     @Test func listShowAndClearTheRecordsOfEarlierRuns() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
-        _ = try await HarnessProcess.run(["get", "/get", "-H", "Authorization: Bearer s3cret", "-q", "token=t0ken"], records: records.url)
-        _ = try await HarnessProcess.run(["post", "/post", "--json-body", #"{"a": 1}"#], records: records.url)
+        _ = try await HarnessProcess.run(["get", "/get", "-H", "Authorization: Bearer s3cret", "--url-query", "token=t0ken"], records: records.url)
+        _ = try await HarnessProcess.run(["post", "/post", "--json", #"{"a": 1}"#], records: records.url)
 
         let list = try await HarnessProcess.run(["recorded", "list"], records: records.url)
         let show = try await HarnessProcess.run(["recorded", "show", "2"], records: records.url)
-        let json = try await HarnessProcess.run(["recorded", "show", "1", "--json"], records: records.url)
+        let json = try await HarnessProcess.run(["recorded", "show", "1", "--output-json"], records: records.url)
         let missing = try await HarnessProcess.run(["recorded", "show", "3"], records: records.url)
 
         #expect(list.status == 0)
@@ -66,9 +66,9 @@ struct HarnessRecordingTests {
     @Test func replayResendsTheRecordedRequest() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
-        _ = try await HarnessProcess.run(["put", "/put", "--json-body", #"{"name": "Ada"}"#, "-H", "X-Trace: 7"], records: records.url)
+        _ = try await HarnessProcess.run(["put", "/put", "--json", #"{"name": "Ada"}"#, "-H", "X-Trace: 7"], records: records.url)
 
-        let replay = try await HarnessProcess.run(["replay", "1", "--json"], records: records.url)
+        let replay = try await HarnessProcess.run(["replay", "1", "--output-json"], records: records.url)
 
         #expect(replay.status == 0, "\(replay.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(replay.stdout.utf8)) as? [String: Any])

@@ -8,7 +8,7 @@ struct HarnessRequestTests {
     @Test func getPrintsStatusLineHeadersBodyAndTiming() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
-        let run = try await HarnessProcess.run(["get", "/get", "-q", "q=a b&c", "-H", "Accept: application/json"], records: records.url)
+        let run = try await HarnessProcess.run(["get", "/get", "--url-query", "q=a b&c", "-H", "Accept: application/json"], records: records.url)
 
         #expect(run.status == 0)
         #expect(run.stdout.hasPrefix("HTTP 200 OK\n"))
@@ -28,14 +28,15 @@ struct HarnessRequestTests {
         let run = try await HarnessProcess.run(["get", "/get", "--verbose"], records: records.url)
 
         #expect(run.status == 0)
-        #expect(run.stdout.hasPrefix("* transport: embedded (no network)\n> GET http://embedded.invalid/get\n"))
+        #expect(run.stderr.hasPrefix("* transport: embedded (no network)\n> GET http://embedded.invalid/get\n"))
+        #expect(run.stdout.hasPrefix("HTTP 200 OK\n"), "-v writes to stderr, as curl's")
     }
 
     @Test func jsonOutputIsOneParseableObject() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
         let started = ContinuousClock.now
-        let run = try await HarnessProcess.run(["get", "/anything/x", "--json", "-q", "page=2", "-H", "Authorization: Bearer s3cret"],
+        let run = try await HarnessProcess.run(["get", "/anything/x", "--output-json", "--url-query", "page=2", "-H", "Authorization: Bearer s3cret"],
                                                records: records.url)
         let processMilliseconds = started.duration(to: .now) / .milliseconds(1)
 
@@ -60,7 +61,8 @@ struct HarnessRequestTests {
     @Test(arguments: [
         (["get", "/status/404"], 2), (["get", "/status/418"], 2), (["get", "/status/503"], 3), (["get", "/status/302"], 0),
         (["get", "/delay/3", "--timeout", "0.2"], 4), (["get", "/get", "-fail-all-requests"], 4),
-        (["post", "/post", "--file", "x=@/nonexistent/file"], 5),
+        (["post", "/post", "-F", "x=@/nonexistent/file"], 5), (["get", "/status/404", "-f"], 22), (["get", "/status/503", "-fsS"], 22),
+        (["get", "/status/302", "-f"], 0), (["get", "/status/418", "--fail-with-body"], 22),
     ])
     func exitCodesFollowTheTable(arguments: [String], expected: Int) async throws {
         let records = RecordsFolder()
@@ -74,7 +76,7 @@ struct HarnessRequestTests {
         let records = RecordsFolder()
         defer { records.remove() }
         let human = try await HarnessProcess.run(["get", "/delay/3", "--timeout", "0.2"], records: records.url)
-        let machine = try await HarnessProcess.run(["get", "/delay/3", "--timeout", "0.2", "--json"], records: records.url)
+        let machine = try await HarnessProcess.run(["get", "/delay/3", "--timeout", "0.2", "--output-json"], records: records.url)
 
         #expect(human.stdout.isEmpty)
         #expect(human.stderr.contains("Timed out (attempt limit "))
@@ -104,19 +106,21 @@ struct HarnessRequestTests {
         try Data("file contents\n".utf8).write(to: file)
         let path = file.path(percentEncoded: false)
 
-        let json = try await echo(["post", "/post", "--json-body", #"{"name": "Ada", "n": 1}"#], records: records)
-        let form = try await echo(["put", "/put", "--form", "city=Zürich", "-f", "note=a&b"], records: records)
-        let multipart = try await echo(["patch", "/patch", "--file", "notes=@\(path)", "--form", "kind=text"], records: records)
-        let raw = try await echo(["post", "/post", "--data", "plain text", "--content-type", "text/plain"], records: records)
-        let streamed = try await echo(["delete", "/delete", "--data", "@\(path)"], records: records)
+        let json = try await echo(["post", "/post", "--json", #"{"name": "Ada", "n": 1}"#], records: records)
+        let form = try await echo(["put", "/put", "--data-urlencode", "city=Zürich", "--data-urlencode", "note=a&b"], records: records)
+        let multipart = try await echo(["patch", "/patch", "-F", "notes=@\(path)", "-F", "kind=text"], records: records)
+        let raw = try await echo(["post", "/post", "--data-binary", "plain text", "-H", "Content-Type: text/plain"], records: records)
+        let streamed = try await echo(["delete", "/delete", "--data-binary", "@\(path)", "-H", "Content-Type: application/octet-stream"], records: records)
 
         let sentJSON = json["json"] as? [String: Any]
         #expect(sentJSON?["name"] as? String == "Ada")
         #expect(sentJSON?["n"] as? Int == 1)
+        #expect((json["headers"] as? [String: String])?["Accept"] == "application/json")
         #expect(form["form"] as? [String: String] == ["city": "Zürich", "note": "a&b"])
         #expect(multipart["files"] as? [String: String] == ["notes": "file contents\n"])
         #expect(multipart["form"] as? [String: String] == ["kind": "text"])
         #expect(raw["data"] as? String == "plain text")
+        #expect((raw["headers"] as? [String: String])?["Content-Type"] == "text/plain")
         #expect(streamed["data"] as? String == "file contents\n")
     }
 
@@ -131,9 +135,24 @@ struct HarnessRequestTests {
         let saved = try await HarnessProcess.run(["get", "/bytes/2000", "-o", output.path(percentEncoded: false)], records: records.url)
 
         #expect(bodyOnly.status == 2 && bodyOnly.stdout.isEmpty)
-        #expect(binary.stdout.contains("(2.0 KB of binary data: save it with --output FILE"))
+        #expect(binary.stdout.contains("(2.0 KB of binary data: save it with -o FILE"))
         #expect(saved.status == 0)
         #expect(try Data(contentsOf: output).count == 2000)
+    }
+
+    @Test func outputIntoALinkToADeviceWritesThroughIt() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        try FileManager.default.createDirectory(at: records.url, withIntermediateDirectories: true)
+        let link = records.url.appending(path: "null")
+        try FileManager.default.createSymbolicLink(atPath: link.path(percentEncoded: false), withDestinationPath: "/dev/null")
+
+        let run = try await HarnessProcess.run(["get", "/bytes/100", "-s", "-o", link.path(percentEncoded: false), "-w", "%{http_code}"],
+                                               records: records.url)
+
+        #expect(run.status == 0 && run.stdout == "200")
+        // As `/dev/stdout` is: a download would have put a file in the link's place.
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path(percentEncoded: false)) == "/dev/null")
     }
 
     @Test func progressBarShowsOnLongTransfers() async throws {
@@ -170,7 +189,7 @@ struct HarnessRequestTests {
 
     /// The embedded server's echo of a request the harness sent.
     private func echo(_ arguments: [String], records: RecordsFolder) async throws -> [String: Any] {
-        let run = try await HarnessProcess.run(arguments + ["--json"], records: records.url)
+        let run = try await HarnessProcess.run(arguments + ["--output-json"], records: records.url)
         try #require(run.status == 0, "\(arguments): \(run.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let response = try #require(object["response"] as? [String: Any])

@@ -15,13 +15,13 @@ struct HarnessTLSWireTests {
         let url = try TLSTestServers.trusted("/hello.txt").absoluteString
         let run = try await run(["get", url, "--cacert", try TLSTestServers.file("ca.crt").path, "--verbose"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(run.stdout.contains("* connection: HTTP/2 · TLSv1.3 · new connection\n"))
+        #expect(run.stderr.contains("* connection: HTTP/2 · TLSv1.3 · new connection\n"))
         #expect(!run.output.contains("verification"))
     }
 
     @Test func insecureJSONCarriesTheWarningAndTheUnverifiedConnection() async throws {
         let url = try TLSTestServers.url("CONVEY_TLS_EXPIRED_URL", "/hello.txt").absoluteString
-        let run = try await run(["get", url, "-k", "--json"])
+        let run = try await run(["get", url, "-k", "--output-json"])
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stderr.contains("Warning: --insecure"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
@@ -44,7 +44,7 @@ struct HarnessTLSWireTests {
 
     @Test func verifiedJSONHasNoWarnings() async throws {
         let url = try TLSTestServers.trusted("/hello.txt").absoluteString
-        let run = try await run(["get", url, "--cacert", try TLSTestServers.file("ca.crt").path, "--json"])
+        let run = try await run(["get", url, "--cacert", try TLSTestServers.file("ca.crt").path, "--output-json"])
         #expect(run.status == 0, "\(run.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         #expect((object["warnings"] as? [String])?.isEmpty == true)

@@ -9,7 +9,7 @@ struct HarnessWireTests {
         let records = RecordsFolder()
         defer { records.remove() }
         let httpbin = try TestServers.httpbin().urlString(forPath: "")
-        let run = try await HarnessProcess.run(["get", "/get", "--remote", httpbin, "-q", "x=y z", "-H", "X-Trace: 7", "--json"],
+        let run = try await HarnessProcess.run(["get", "/get", "--remote", httpbin, "--url-query", "x=y z", "-H", "X-Trace: 7", "--output-json"],
                                                records: records.url)
 
         #expect(run.status == 0, "\(run.stderr)")
@@ -29,7 +29,7 @@ struct HarnessWireTests {
         let run = try await HarnessProcess.run(["get", "/headers", "--remote", httpbin, "--verbose"] + extra,
                                                records: records.url, environment: environment)
         #expect(run.status == 0, "\(run.stderr)")
-        let transportLine = run.stdout.split(separator: "\n").first { $0.hasPrefix("* transport: ") }.map(String.init)
+        let transportLine = run.stderr.split(separator: "\n").first { $0.hasPrefix("* transport: ") }.map(String.init)
         let json = try #require(run.stdout.range(of: "\n{")).lowerBound
         let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout[json...].utf8)) as? [String: Any])
         return (transportLine, try #require(object["headers"] as? [String: String]))
@@ -60,13 +60,23 @@ struct HarnessWireTests {
         #endif
     }
 
+    @Test(arguments: ["urlsession", "URLSESSION", "UrlSession"])
+    func everySpellingTheHarnessAcceptsChoosesURLSession(spelling: String) async throws {
+        let run = try await headersRun([], environment: ["CONVEY_TRANSPORT": spelling])
+        #expect(run.transportLine == "* transport: urlsession")
+        #if os(Linux)
+        // The library's own default reads the variable the same way: URLSession sends Accept-Language.
+        #expect(run.headers["Accept-Language"] == "en")
+        #endif
+    }
+
     @Test func fullURLsChooseTheServerAndStatusesMapToExitCodes() async throws {
         let records = RecordsFolder()
         defer { records.remove() }
         let httpbin = try TestServers.httpbin().urlString(forPath: "")
         let notFound = try await HarnessProcess.run(["get", httpbin + "/status/404"], records: records.url)
         let unavailable = try await HarnessProcess.run(["get", httpbin + "/status/503"], records: records.url)
-        let form = try await HarnessProcess.run(["post", httpbin + "/post", "--form", "city=Zürich"], records: records.url)
+        let form = try await HarnessProcess.run(["post", httpbin + "/post", "--data-urlencode", "city=Zürich"], records: records.url)
 
         #expect(notFound.status == 2)
         #expect(notFound.stdout.hasPrefix("HTTP 404 Not Found\n"))
@@ -79,7 +89,7 @@ struct HarnessWireTests {
         let records = RecordsFolder()
         defer { records.remove() }
         let httpbin = try TestServers.httpbin().urlString(forPath: "")
-        _ = try await HarnessProcess.run(["patch", httpbin + "/patch", "--json-body", #"{"v": "1"}"#], records: records.url)
+        _ = try await HarnessProcess.run(["patch", httpbin + "/patch", "--json", #"{"v": "1"}"#], records: records.url)
 
         let replay = try await HarnessProcess.run(["replay", "1"], records: records.url)
 
