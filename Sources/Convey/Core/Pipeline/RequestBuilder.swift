@@ -18,14 +18,20 @@ enum RequestBuilder {
         if !query.isEmpty {
             text += (text.contains("?") ? "&" : "?") + query
         }
-        guard let url = URL(string: text), url.host != nil else {
-            throw ConveyError.invalidURL(text, reason: "it is not an absolute URL with a host")
+        return try recentURLs.url(for: text) { text in
+            guard let url = URL(string: text), url.host != nil else {
+                throw ConveyError.invalidURL(text, reason: "it is not an absolute URL with a host")
+            }
+            guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                throw ConveyError.invalidURL(text, reason: "only http and https URLs are sent")
+            }
+            return url
         }
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            throw ConveyError.invalidURL(text, reason: "only http and https URLs are sent")
-        }
-        return url
     }
+
+    /// The URLs built lately, by their text: a task builds the same URL run after run, and
+    /// Foundation's parse is the costliest part of building one.
+    private static let recentURLs = RecentURLs()
 
     /// The request for one attempt, before `willSendRequest`.
     static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?) async throws -> OutgoingRequest {
@@ -40,7 +46,10 @@ enum RequestBuilder {
 
         let userAgent = configuration.userAgent ?? ServerConfiguration.standardUserAgent
         try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
-        var headers: Headers = ["User-Agent": userAgent]
+        let taskHeaders = try await task.headers
+        var headers = Headers()
+        headers.reserveCapacity(4 + configuration.defaultHeaders.count + taskHeaders.count)
+        headers.appendLine(Header(name: "User-Agent", value: userAgent))
         if !configuration.enableGZipDownloads { headers["Accept-Encoding"] = "identity" }
         try FieldValidation.check(configuration.defaultHeaders, source: .defaultHeaders)
         headers.append(contentsOf: configuration.defaultHeaders)
@@ -52,7 +61,6 @@ enum RequestBuilder {
             try FieldValidation.check(name: "Content-Encoding", value: contentEncoding, source: .body)
             headers["Content-Encoding"] = contentEncoding
         }
-        let taskHeaders = try await task.headers
         try FieldValidation.check(taskHeaders, source: .taskHeaders)
         headers.append(contentsOf: taskHeaders)
 
@@ -93,5 +101,27 @@ enum RequestBuilder {
     /// The idle timeout of one attempt: the task's, else the server's, never below 1 ms.
     static func timeout<Task: DownloadingTask>(for task: Task, server: ConveyServer) -> Duration {
         (task.configuration?.timeout ?? server.configuration.defaultTimeout).clampedTimeout
+    }
+}
+
+/// URLs by their text, at most `capacity` of them (all forgotten at once when full).
+final class RecentURLs: @unchecked Sendable {
+    private let lock = NSLock()
+    private var table: [String: URL] = [:]
+    private let capacity: Int
+
+    init(capacity: Int = 256) {
+        self.capacity = capacity
+    }
+
+    /// The URL for `text`: a remembered one, or what `make` builds (remembered unless it throws).
+    func url(for text: String, make: (String) throws -> URL) throws -> URL {
+        if let known = lock.withLock({ table[text] }) { return known }
+        let url = try make(text)
+        lock.withLock {
+            if table.count >= capacity { table.removeAll(keepingCapacity: true) }
+            table[text] = url
+        }
+        return url
     }
 }

@@ -110,6 +110,9 @@ public struct Headers: Sendable, Hashable, RandomAccessCollection, ExpressibleBy
         }
     }
 
+    /// Makes room for `count` fields, so that building a request's fields allocates once.
+    mutating func reserveCapacity(_ count: Int) { lines.reserveCapacity(count) }
+
     /// Adds a field line after all the others, keeping any with the same name: a head's next line.
     mutating func appendLine(_ line: Header) { lines.append(line) }
 

@@ -57,6 +57,21 @@ final class CurlEasyHandle: @unchecked Sendable {
     /// The buffer a response head is collected in, lent to each transfer and given back.
     var headBuffer: [UInt8] = []
 
+    /// The origin of the handle's last request, which the next one mostly shares.
+    private var lastOrigin = ""
+
+    /// `scheme://authority` of `address` (`CurlTransfer.origin(of:)`), the last one again when it is the same.
+    func origin(of address: String) -> String {
+        if !lastOrigin.isEmpty, address.utf8.starts(with: lastOrigin.utf8) {
+            let rest = address.utf8.dropFirst(lastOrigin.utf8.count)
+            if rest.first.map({ $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? true {
+                return lastOrigin
+            }
+        }
+        lastOrigin = CurlTransfer.origin(of: address)
+        return lastOrigin
+    }
+
     /// Lends `headBuffer` to a transfer.
     func takeHeadBuffer() -> [UInt8] {
         defer { headBuffer = [] }

@@ -60,7 +60,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set when the sender was cancelled before the pool saw the transfer. Behind the pool's admission lock.
     var cancelledBeforeAdmission = false
     /// Orders a finished transfer's results before its sender reads them (see `outcome`).
-    let handOffLock = NSLock()
+    let handOffLock = InlineLock()
     /// How many times curl was about to send the request; above one, curl is re-sending it.
     private var sendAttempts = 0
     /// Set when a re-send of a request that must not be repeated was stopped.
@@ -77,7 +77,7 @@ final class CurlTransfer: @unchecked Sendable {
         url = request.url
         self.sink = sink
         let address = request.url.absoluteString
-        origin = CurlTransfer.origin(of: address)
+        origin = easy.origin(of: address)
         usesTLS = origin.hasPrefix("https:")
         let idleTimeout = transportRequest.timeout.clampedTimeout
         self.idleTimeout = idleTimeout.curlNanoseconds
