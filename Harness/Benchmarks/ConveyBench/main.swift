@@ -153,6 +153,9 @@ struct JSONPost: JSONUploadingTask {
 /// Answers every request at once with one response: Convey's pipeline with nothing under it.
 struct CannedTransport: ConveyTransport {
     let response: TransportResponse
+    /// It answers at once: there is never an exchange in flight for a run's stop to end, so it
+    /// runs in the run's own task, as the built-in transports do.
+    var registersExchangeCancellation: Bool { true }
     nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         try await sink.deliver(response)
         return response.metrics

@@ -70,11 +70,16 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
     /// machine says to do. A cancellation of the caller's task reaches the machine first, so the
     /// step sees it even before the cancellation handler has run.
     func step<Action>(_ transition: (inout RunStateMachine, ContinuousClock.Instant) -> Action) -> Action {
-        let cancelled = Task.isCancelled
         let now = clock.now
+        return step { transition(&$0, now) }
+    }
+
+    /// Takes one step of the run's machine that needs no clock.
+    func step<Action>(_ transition: (inout RunStateMachine) -> Action) -> Action {
+        let cancelled = Task.isCancelled
         let (stopAction, action) = lock.withLock {
             let stopAction = cancelled ? machine.cancel() : .none
-            return (stopAction, transition(&machine, now))
+            return (stopAction, transition(&machine))
         }
         carryOut(stopAction)
         return action
@@ -89,7 +94,7 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
     /// owns and a stop cancels. A stopped run starts no wait.
     func waitToRetry(_ duration: Duration, using waiter: any RetryWaiting) async -> RunStateMachine.RunAction {
         var waiting: Task<Void, any Error>?
-        let started = step { machine, _ in
+        let started = step { machine in
             machine.retryWaitStarting {
                 let launched = Task { try await waiter.wait(duration) }
                 waiting = launched

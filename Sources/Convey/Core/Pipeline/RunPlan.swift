@@ -1,8 +1,9 @@
 import Foundation
 
 /// Everything one run needs from its task and server, read once on `@ConveyActor` before the
-/// first attempt: the stages and the runner read this value, never the task or the server.
-struct RunPlan: Sendable {
+/// first attempt: the stages and the runner read it, never the task or the server. A class, so
+/// that handing it from stage to stage is one reference, not a copy of every setting.
+final class RunPlan: Sendable {
     /// The server the run goes to, for its hooks and credential refresh.
     let server: ConveyServer
     /// The transport of the server when the run started.

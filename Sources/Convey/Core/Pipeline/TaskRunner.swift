@@ -118,7 +118,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             sentRequest = request
 
             // Send: through the chain, into the delivery's sink.
-            try run.step { machine, _ in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
+            try run.step { machine in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
             var exchange: Exchange
             var hold = built.hold
             do {
@@ -128,13 +128,13 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                                                                    attempt: context, holding: built.hold)
                 if let acquired {
                     hold = acquired
-                    try run.step { machine, _ in machine.holding(acquired) }.proceedOrThrow()
+                    try run.step { machine in machine.holding(acquired) }.proceedOrThrow()
                 }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: plan.idleTimeout)
             }
             if let relay = plan.uploadProgress { await relay.drained() }
-            try run.step { machine, _ in machine.responseReceived() }.proceedOrThrow()
+            try run.step { machine in machine.responseReceived() }.proceedOrThrow()
             exchange.startedAt = startedAt
             exchange.duration = clock.duration(to: .now)
             exchange.attemptNumber = built.number
@@ -154,7 +154,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             // Payload: decoded, a finished file, or a stream (which keeps the run's deadline).
             let payload = try await delivery.payload(from: exchange, holding: hold, plan: plan, deadline: run.deadline)
             outcome.response = ServerResponse(payload: payload, exchange: exchange)
-            outcome.action = run.step { machine, _ in machine.payloadReady() }
+            outcome.action = run.step { machine in machine.payloadReady() }
         } catch {
             failure = error is CancellationError ? ConveyError.cancelled : error
         }
@@ -170,7 +170,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
     /// the machine would.
     private func failed(_ error: any Error, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
         var asked: TimeInterval??
-        if plan.hooks.mustCall(.retryInterval), let count = run.step({ machine, _ in machine.asksRetryInterval(after: error) }) {
+        if plan.hooks.mustCall(.retryInterval), let count = run.step({ machine in machine.asksRetryInterval(after: error) }) {
             asked = .some(await Self.retryInterval(task, after: error, count: count))
         }
         return run.step { machine, now in
@@ -243,7 +243,7 @@ extension TaskRunner {
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             if let hold = try delivery.prepare(&request) {
                 built.hold = hold
-                try run.step { machine, _ in machine.holding(hold) }.proceedOrThrow()
+                try run.step { machine in machine.holding(hold) }.proceedOrThrow()
             }
             if plan.hooks.mustCall(.willSendRequest) {
                 let parameter = T.HookRequest.hookParameter(request)

@@ -36,14 +36,32 @@ open class ConveyServer: ConveyServerable {
     public var remote: Remote?
     /// Settings for every task run against this server.
     public var configuration: ServerConfiguration {
-        didSet {
-            if oldValue.defaultTimeout != configuration.defaultTimeout
-                || oldValue.waitsForConnectivity != configuration.waitsForConnectivity
-                || oldValue.builtInTransport != configuration.builtInTransport
-                || oldValue.tls != configuration.tls || oldValue.proxy != configuration.proxy
-                || oldValue.httpVersion != configuration.httpVersion {
-                standardTransport = nil
-            }
+        // Read in place, not copied: tasks read single settings from it on every run.
+        _read { yield storedConfiguration }
+        _modify {
+            let before = TransportSettings(storedConfiguration)
+            yield &storedConfiguration
+            if TransportSettings(storedConfiguration) != before { standardTransport = nil }
+        }
+    }
+    private var storedConfiguration: ServerConfiguration
+
+    /// The settings the built-in transport is made from: a change to them makes a new one.
+    private struct TransportSettings: Equatable {
+        let defaultTimeout: Duration
+        let waitsForConnectivity: Bool
+        let builtInTransport: BuiltInTransport
+        let tls: TLSConfiguration
+        let proxy: ProxyConfiguration
+        let httpVersion: HTTPVersionPreference
+
+        init(_ configuration: ServerConfiguration) {
+            defaultTimeout = configuration.defaultTimeout
+            waitsForConnectivity = configuration.waitsForConnectivity
+            builtInTransport = configuration.builtInTransport
+            tls = configuration.tls
+            proxy = configuration.proxy
+            httpVersion = configuration.httpVersion
         }
     }
     /// When `true`, every task fails at once with `ConveyError.serverDisabled` and nothing is sent.
@@ -75,7 +93,7 @@ open class ConveyServer: ConveyServerable {
     ///   - asDefault: make this the server of every task that does not name one.
     public init(remote: Remote? = nil, configuration: ServerConfiguration = .init(), asDefault: Bool = false) {
         self.remote = remote
-        self.configuration = configuration
+        storedConfiguration = configuration
         if asDefault { Self.defaultServer = self }
     }
 
@@ -83,7 +101,7 @@ open class ConveyServer: ConveyServerable {
     /// it from its own initializer (`super.init(asDefault: true)`) and set `remote` later.
     public init(asDefault: Bool) {
         self.remote = nil
-        self.configuration = ServerConfiguration()
+        storedConfiguration = ServerConfiguration()
         if asDefault { Self.defaultServer = self }
     }
 
