@@ -66,10 +66,8 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                 let built = if let next { next } else { await Self.build(task, delivery: delivery, plan: plan, run: run) }
                 next = nil
                 credentialGeneration = built.credentialGeneration
-                let outcome = await attempt(built, delivery: delivery, chain: chain, plan: plan, run: run)
-                if let exchange = outcome.exchange { lastExchange = exchange }
-                response = outcome.response
-                action = outcome.action
+                action = await attempt(built, delivery: delivery, chain: chain, plan: plan, run: run,
+                                       lastExchange: &lastExchange, response: &response)
             case .refreshCredentials(let unauthorized, let release):
                 release?.release()
                 let refreshed = await Self.refreshCredentials(plan.server, after: unauthorized, sentGeneration: credentialGeneration)
@@ -94,20 +92,15 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         }
     }
 
-    /// What one attempt came to: the machine's next action, the exchange when one completed, and
-    /// the response when the attempt made its payload.
-    private struct AttemptOutcome<Output: Sendable> {
-        var action: RunStateMachine.RunAction
-        var exchange: Exchange?
-        var response: ServerResponse<Output>?
-    }
-
     /// One attempt of the run, top to bottom: send through the chain into the delivery's sink →
     /// `didReceiveResponse` → check the status → the delivery's payload → echo. Its end is an
-    /// event for the machine, whose action comes back.
+    /// event for the machine, whose action comes back; `lastExchange` becomes the attempt's
+    /// exchange when one completed, and `response` the run's response when the attempt made its payload.
     private func attempt<Delivery: ResponseDelivery>(_ built: BuiltAttempt, delivery: Delivery, chain: ExchangeChain,
-                                                     plan: RunPlan, run: ActiveRun) async -> AttemptOutcome<Delivery.Output> {
-        var outcome = AttemptOutcome<Delivery.Output>(action: .startAttempt)
+                                                     plan: RunPlan, run: ActiveRun, lastExchange: inout Exchange?,
+                                                     response: inout ServerResponse<Delivery.Output>?) async -> RunStateMachine.RunAction {
+        var action = RunStateMachine.RunAction.startAttempt
+        var completed: Exchange?
         let startedAt = Date()
         let clock = ContinuousClock.now
         var sentRequest: OutgoingRequest?
@@ -139,7 +132,8 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             exchange.duration = clock.duration(to: .now)
             exchange.attemptNumber = built.number
             sentRequest = exchange.request
-            outcome.exchange = exchange
+            completed = exchange
+            lastExchange = exchange
 
             // Receive: the task's own look at the response, on the actor.
             if plan.hooks.mustCall(.didReceiveResponse) { try await Self.didReceiveResponse(task, exchange: exchange) }
@@ -153,16 +147,16 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
 
             // Payload: decoded, a finished file, or a stream (which keeps the run's deadline).
             let payload = try await delivery.payload(from: exchange, holding: hold, plan: plan, deadline: run.deadline)
-            outcome.response = ServerResponse(payload: payload, exchange: exchange)
-            outcome.action = run.step { machine in machine.payloadReady() }
+            response = ServerResponse(payload: payload, exchange: exchange)
+            action = run.step { machine in machine.payloadReady() }
         } catch {
             failure = error is CancellationError ? ConveyError.cancelled : error
         }
-        if let failure { outcome.action = await failed(failure, plan: plan, run: run) }
+        if let failure { action = await failed(failure, plan: plan, run: run) }
         if let stagedFile = built.stagedFile { try? FileManager.default.removeItem(at: stagedFile) }
-        await echo(outcome, request: sentRequest, error: outcome.action.failure ?? failure, attemptNumber: built.number,
+        await echo(completed, request: sentRequest, error: action.failure ?? failure, attemptNumber: built.number,
                    duration: clock.duration(to: .now), plan: plan)
-        return outcome
+        return action
     }
 
     /// The machine's action after an attempt failed with `error`: asks the task's
@@ -181,10 +175,10 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         }
     }
 
-    private func echo<Output>(_ outcome: AttemptOutcome<Output>, request: OutgoingRequest?, error: (any Error)?,
-                              attemptNumber: Int, duration: Duration, plan: RunPlan) async {
-        let style = await plan.echo.style(for: outcome.exchange?.body)
-        Echo.record(plan.echo, style: style, request: request, exchange: outcome.exchange, error: error,
+    private func echo(_ exchange: Exchange?, request: OutgoingRequest?, error: (any Error)?,
+                      attemptNumber: Int, duration: Duration, plan: RunPlan) async {
+        let style = await plan.echo.style(for: exchange?.body)
+        Echo.record(plan.echo, style: style, request: request, exchange: exchange, error: error,
                     attemptNumber: attemptNumber, duration: duration)
     }
 

@@ -35,7 +35,7 @@ open class ConveyServer: ConveyServerable {
     /// The environment tasks are sent to. Change it at any time; runs that start afterwards use it.
     public var remote: Remote?
     /// Settings for every task run against this server.
-    public var configuration: ServerConfiguration {
+    public final var configuration: ServerConfiguration {
         // Read in place, not copied: tasks read single settings from it on every run.
         _read { yield storedConfiguration }
         _modify {
