@@ -92,11 +92,11 @@ struct TaskRunner<T: DownloadingTask> {
                 }
                 await delivery.callDidFinish(response)
                 await task.didSucceed(with: response.replacingPayload(response.data))
-                await server.didFinish(task: task, response: attempt.exchange, error: nil)
+                if !(task is any FinishReportedByOwner) { await server.didFinish(task: task, response: attempt.exchange, error: nil) }
                 return response
             case .fail(let error):
                 await task.didFail(with: error)
-                await server.didFinish(task: task, response: attempt.exchange, error: error)
+                if !(task is any FinishReportedByOwner) { await server.didFinish(task: task, response: attempt.exchange, error: error) }
                 throw error
             }
         }
@@ -193,3 +193,7 @@ extension Result {
         return nil
     }
 }
+
+/// A task whose run is one attempt of a longer delivery (an outbox item): its owner calls the
+/// server's `didFinish(task:response:error:)` once, for the final outcome, instead of every run.
+protocol FinishReportedByOwner: DownloadingTask {}

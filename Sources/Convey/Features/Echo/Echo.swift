@@ -19,6 +19,8 @@ struct AttemptRecord: Sendable {
     var cacheStatus: CacheStatus = .network
     /// Whether the request went out with certificate verification turned off.
     var certificateVerificationOff = false
+    /// The outbox item this attempt delivers, for an outbox's attempts.
+    var outboxItem: OutboxAttemptLabel?
 }
 
 /// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
@@ -34,18 +36,20 @@ enum Echo {
         let recorder = style.contains(.recorded) ? server.configuration.recorder : nil
         guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
-        let record = AttemptRecord(
+        let outboxItem = (task as? any OutboxAttempt)?.label
+        var record = AttemptRecord(
             method: sentRequest?.method.rawValue ?? task.method.rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.body,
             statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? Headers(),
             responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
             certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, server: server))
+        record.outboxItem = outboxItem
         if prints {
             let text = EchoFormatter(style: style, redaction: server.configuration.redaction).text(for: record)
             server.configuration.echoSink.write(DisplayFormat.terminalSafe(text))
         }
-        recorder?.record(record, taskName: String(describing: T.self), serverName: server.name,
+        recorder?.record(record, taskName: outboxItem?.taskName ?? String(describing: T.self), serverName: server.name,
                          redaction: server.configuration.redaction)
     }
 
@@ -88,6 +92,7 @@ struct EchoFormatter {
         }
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
+        if let item = record.outboxItem { line += " · outbox item \(item.id) attempt \(item.attempt), \(item.keyField) \(item.key)" }
         if record.certificateVerificationOff { line += " · " + ExchangeMetrics.verificationOffWarning }
         if let error = record.error {
             line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)
