@@ -43,7 +43,8 @@ extension Outbox {
             idempotencyKey: ownKey ?? "\"\(UUID().uuidString.lowercased())\"",
             contentType: requestBody?.contentType, contentEncoding: requestBody?.contentEncoding,
             enqueuedAt: now, taskName: String(describing: Task.self))
-        try checkLimits(adding: Int64(OutboxFileFormat.headerSize + body.count))
+        let recordSize = (try? JSONEncoder().encode(request).count) ?? 0
+        try checkLimits(adding: Int64(OutboxFileFormat.headerSize + recordSize + body.count))
 
         let id = newID()
         let store = store
