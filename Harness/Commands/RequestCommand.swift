@@ -19,7 +19,8 @@ enum RequestCommand {
                   convey-harness \(name) /\(method.forbidsBody ? "get" : name) -q page=2 -H 'Accept: application/json'
                   convey-harness \(name) http://127.0.0.1:8080/\(method.forbidsBody ? "get" : name) --json
                 """ + (method.forbidsBody ? "" : "\n  convey-harness \(name) /\(name) --json-body '{\"name\": \"Ada\"}'\n  convey-harness \(name) /\(name) --form city=Zürich --file notes=@notes.txt"),
-            options: RequestOptions.requestOptions + [RequestOptions.queryOption] + bodyOptions + OutputOptions.options + StreamOptions.options,
+            options: RequestOptions.requestOptions + [RequestOptions.queryOption] + bodyOptions + OutputOptions.options + StreamOptions.options
+                + [OutboxEnqueue.option],
             run: { arguments, settings in
                 let request: RequestOptions
                 let output: OutputOptions
@@ -30,6 +31,9 @@ enum RequestCommand {
                     streamMode = try StreamOptions.mode(arguments, command: name)
                 } catch {
                     return settings.console.report(error)
+                }
+                if let folder = arguments.value("outbox") {
+                    return await OutboxEnqueue.run(request, method: method, folder: folder, settings: settings)
                 }
                 if let streamMode {
                     return await StreamRunner.run(target: request.target, transport: request.transport, connection: request.connection, mode: streamMode, settings: settings) { server throws(LocalFailure) in
