@@ -33,7 +33,7 @@ Reading the counts:
                           "unavailable", "keys", "keysProcessedTwice", "bodiesProcessedTwice",
                           "requestsPerKey": {histogram}}.
   /keys?path=P            the keys received on path P, in order (JSON list; null for none).
-  /release                ends every stall now.
+  /release[?key=K]        ends the stalls of key K (of every key without one) now.
   /reset                  forgets everything.
 """
 
@@ -47,7 +47,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-RELEASE = threading.Event()
+RELEASES = {}  # key -> Event; None -> every stall
 RANDOM = random.Random(0)
 STALL_LIMIT = 120
 
@@ -108,13 +108,16 @@ class Handler(BaseHTTPRequestHandler):
         if path == "/health":
             return self.answer(200, b"ok")
         if path == "/release":
-            RELEASE.set()
+            with LOCK:
+                for key in query.get("key", []) or list(RELEASES):
+                    RELEASES.setdefault(key, threading.Event()).set()
             return self.answer(200, b"released")
         if path == "/reset":
             global STATE
             with LOCK:
                 STATE = fresh_state()
-            RELEASE.clear()
+            with LOCK:
+                RELEASES.clear()
             return self.answer(200, b"reset")
         if path == "/stats":
             return self.answer_json(self.stats(query.get("key", [None])[0]))
@@ -168,7 +171,7 @@ class Handler(BaseHTTPRequestHandler):
         if faulted and mode and mode.startswith("status-"):
             return self.answer(int(mode[7:]), b"refused")
         if faulted and mode == "stall-before-act":
-            RELEASE.wait(STALL_LIMIT)
+            self.stall(key)
             self.close_connection = True
             return
         status, answer = self.process(key, body)
@@ -178,10 +181,15 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if faulted and mode == "stall-after-act":
-            RELEASE.wait(STALL_LIMIT)
+            self.stall(key)
             self.close_connection = True
             return
         self.answer(status, answer, {"Content-Type": "application/json"})
+
+    def stall(self, key):
+        with LOCK:
+            release = RELEASES.setdefault(key, threading.Event())
+        release.wait(STALL_LIMIT)
 
     def process(self, key, body):
         """Processes the request once per key; returns the (stored) answer."""

@@ -102,12 +102,19 @@ enum OutboxCommand {
     @ConveyActor
     private static func deliver(_ outbox: Outbox, once: Bool, server: ConveyServer, printer: OutboxPrinter) async throws -> ExitCode {
         let changes = outbox.changes()
+        // Outcomes of this run's own attempts: another process may have delivered items meanwhile,
+        // which the outbox reports as changes too, but they are not this run's to print.
+        var lastAttempts = Dictionary(outbox.items.map { ($0.id, $0.attempts) }, uniquingKeysWith: { first, _ in first })
         let reporter = Task { @ConveyActor in
-            var lastAttempts: [String: Int] = [:]
+            var attemptedHere: Set<String> = []
             for await item in changes {
                 if item.isFinished {
-                    printer.outcome(item)
-                } else if let error = item.lastError, item.nextAttemptAt != nil, lastAttempts[item.id] != item.attempts {
+                    let expired = if case .failed(OutboxFailure.expired) = item.state { true } else { false }
+                    if attemptedHere.contains(item.id) || expired { printer.outcome(item) }
+                } else if item.attempts > lastAttempts[item.id, default: 0] {
+                    attemptedHere.insert(item.id)
+                }
+                if !item.isFinished, let error = item.lastError, item.nextAttemptAt != nil, lastAttempts[item.id] != item.attempts {
                     lastAttempts[item.id] = item.attempts
                     printer.retrying(item, error: error)
                 }

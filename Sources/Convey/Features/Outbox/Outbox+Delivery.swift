@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 extension Outbox {
     /// Delivers pending items until none is left pending: each is delivered or failed, retries
@@ -204,6 +207,7 @@ extension Outbox {
         } else {
             offlineStreak = 0
             entry.state.countedAttempts += 1
+            let error = Self.asLostAnswer(error)
             guard let interval = policy.retryInterval(afterError: error, count: entry.state.countedAttempts,
                                                       method: HTTPMethod(rawValue: entry.request.method), now: now) else {
                 entries[id] = entry
@@ -224,6 +228,15 @@ extension Outbox {
         entries[id] = entry
         await saveState(id, durable: false)
         publish(id)
+    }
+
+    /// FoundationNetworking reports a connection closed before any answer as a bad server
+    /// response (-1011, "Empty reply from server") where libcurl reports a lost connection: for
+    /// the retry decision it is what it is, an answer lost after the request went out.
+    static func asLostAnswer(_ error: any Error) -> any Error {
+        guard case ConveyError.transport(let failure) = error, failure.kind == .malformedResponse,
+              failure.code == URLError.Code.badServerResponse.rawValue else { return error }
+        return ConveyError.transport(TransportFailure(kind: .connectionLost, code: failure.code, reason: failure.reason, url: failure.url))
     }
 
     /// The expiry failure of an item whose expiry has passed, or `nil`.
