@@ -78,13 +78,13 @@ extension Outbox {
                         if pendingOrder.isEmpty {
                             if rescannedWhileEmpty { return }
                             rescannedWhileEmpty = true
-                            await reload(tidy: false)
+                            await reload(tidy: false, newOnly: true)
                             continue
                         }
                     case .forever:
                         if earliest == nil {
                             await waitForWork(until: now.addingTimeInterval(Self.idleRescanInterval))
-                            if !Task.isCancelled, inFlight.isEmpty { await reload(tidy: false) }
+                            if !Task.isCancelled, inFlight.isEmpty { await reload(tidy: false, newOnly: true) }
                             continue
                         }
                     }
@@ -160,18 +160,29 @@ extension Outbox {
     private func attempt(_ id: String) async {
         guard var entry = entries[id], entry.state.phase == .pending else { return }
         let store = store
+        entry.state.attempts += 1
+        entry.state.lastAttemptAt = configuration.clock.now
+        entry.state.notBefore = nil
+        // Read and checked, and the attempt counted on disk, in one trip off the actor.
+        let counted = entry.state
         let loaded: (request: StoredRequest, body: Data)
+        let stateFailure: String?
         do {
-            loaded = try await Self.onDisk { try store.readItem(id: id) }
+            (loaded, stateFailure) = try await Self.onDisk {
+                let loaded = try store.readItem(id: id)
+                do {
+                    try store.writeState(id: id, state: counted, bytes: Data(), durable: false)
+                    return (loaded, nil)
+                } catch {
+                    return (loaded, "its state could not be saved: \(error)")
+                }
+            }
         } catch {
             await setAside(id, reason: (error as? OutboxDamage)?.reason ?? "\(error)")
             return
         }
-        entry.state.attempts += 1
-        entry.state.lastAttemptAt = configuration.clock.now
-        entry.state.notBefore = nil
+        if let stateFailure { entry.state.lastError = stateFailure }
         entries[id] = entry
-        await saveState(id, durable: false)
         publish(id)
         OutboxCrashPoint.attemptStarted.reach()
 

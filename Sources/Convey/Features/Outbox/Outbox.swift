@@ -158,11 +158,13 @@ public final class Outbox {
     }
 
     /// Replaces what this outbox knows with what the folder holds; the owner also tidies it.
-    func reload(tidy: Bool) async {
+    /// With `newOnly`, adds the items it does not know yet and leaves the others as they are.
+    func reload(tidy: Bool, newOnly: Bool = false) async {
         let store = store
         let now = configuration.clock.now
         let retention = configuration.deliveredRetention
-        let scan = await Self.onDisk { store.scan(tidy: tidy, now: now, deliveredRetention: retention) }
+        let known = newOnly ? Set(entries.keys) : nil
+        let scan = await Self.onDisk { store.scan(tidy: tidy, now: now, deliveredRetention: retention, skipping: known) }
         var loaded: [String: Entry] = [:]
         for scanned in scan.items {
             var state = scanned.state ?? StoredState(pendingSince: scanned.request.enqueuedAt)
@@ -181,6 +183,7 @@ public final class Outbox {
             lastIDMicroseconds = max(lastIDMicroseconds, UInt64(scanned.id.prefix(16), radix: 16) ?? 0)
         }
         let previous = entries
+        if newOnly { loaded.merge(previous) { _, known in known } }
         entries = loaded
         pendingOrder = loaded.filter { $0.value.state.phase == .pending }.keys.sorted()
         damaged = scan.damaged

@@ -151,14 +151,18 @@ final class OutboxFolder: Sendable {
     /// Reads every item. The owner (`tidy`) also sets aside damaged files, removes state files
     /// left by dropped items and temporary files left by dead writers, and removes delivered
     /// items older than `deliveredRetention`.
-    func scan(tidy: Bool, now: Date, deliveredRetention: Duration?) -> Scan {
+    /// With `skipping`, reads only the items whose IDs it does not hold (and does not tidy): a
+    /// cheap look for items other processes enqueued.
+    func scan(tidy: Bool, now: Date, deliveredRetention: Duration?, skipping known: Set<String>? = nil) -> Scan {
         var scan = Scan()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         var itemIDs: Set<String> = []
+        let tidy = tidy && known == nil
         for name in names where name.hasSuffix(".item") {
             let id = String(name.dropLast(5))
             guard Self.isItemID(id) else { continue }
             itemIDs.insert(id)
+            if known?.contains(id) == true { continue }
             do {
                 var item = try readItemHeader(id: id)
                 do {
