@@ -276,7 +276,9 @@ final class OutboxFolder: Sendable {
         var bytes = [UInt8](repeating: 0, count: wanted)
         var offset = 0
         while offset < wanted {
-            let read = bytes.withUnsafeMutableBytes { pread(file.descriptor, $0.baseAddress! + offset, wanted - offset, off_t(offset)) }
+            let read = bytes.withUnsafeMutableBytes { buffer in
+                buffer.baseAddress.map { pread(file.descriptor, $0 + offset, wanted - offset, off_t(offset)) } ?? 0
+            }
             if read < 0, errno == EINTR { continue }
             guard read > 0 else { throw OutboxDamage(read < 0 ? String(cString: strerror(errno)) : "it was cut short while being read") }
             offset += read
