@@ -35,6 +35,7 @@ let package = Package(
         .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),
         .executableTarget(name: "DownloadBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/DownloadBench"),
         .executableTarget(name: "StreamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/StreamBench"),
+        .executableTarget(name: "OutboxBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/OutboxBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

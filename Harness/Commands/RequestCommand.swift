@@ -22,7 +22,8 @@ enum RequestCommand {
                   convey-harness \(name) /\(method.forbidsBody ? "get" : name) --url-query page=2 -H 'Accept: application/json'
                 \(example)
                 """,
-            options: RequestOptions.definingOptions + SendingOptions.options + OutputOptions.options + StreamOptions.options,
+            options: RequestOptions.definingOptions + SendingOptions.options + OutputOptions.options + StreamOptions.options
+                + [.outbox],
             run: { arguments, settings in
                 let request: RequestOptions
                 let output: OutputOptions
@@ -33,6 +34,9 @@ enum RequestCommand {
                     streamMode = try StreamOptions.mode(arguments, command: name)
                 } catch {
                     return settings.console.report(error)
+                }
+                if let folder = arguments.value(.outbox) {
+                    return await OutboxEnqueue.run(request, folder: folder, settings: settings)
                 }
                 if let streamMode {
                     return await StreamRunner.run(target: request.target, sending: request.sending, mode: streamMode, settings: settings) { context throws(LocalFailure) in

@@ -35,8 +35,13 @@ enum RequestBuilder {
 
     /// The request for one attempt, before `willSendRequest`.
     static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?) async throws -> OutgoingRequest {
-        guard let remote = server.remote else { throw ConveyError.noRemote(server: server.name) }
-        let url = try url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
+        let url: URL
+        if let absolute = task as? any AbsoluteURLTask {
+            url = absolute.absoluteURL
+        } else {
+            guard let remote = server.remote else { throw ConveyError.noRemote(server: server.name) }
+            url = try Self.url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
+        }
         let method = task.method
         if body != nil, method.forbidsBody {
             throw ConveyError.encodingFailed(EncodingFailure(
@@ -124,4 +129,11 @@ final class RecentURLs: @unchecked Sendable {
         }
         return url
     }
+}
+
+/// A task sent to a URL fixed beforehand instead of one built under the server's remote: an outbox
+/// item, which stored its absolute URL when it was enqueued.
+protocol AbsoluteURLTask: DownloadingTask {
+    /// The URL every attempt is sent to.
+    var absoluteURL: URL { get }
 }

@@ -37,8 +37,9 @@ final class RunPlan: Sendable {
     /// What is known of the task's hooks: those known to be defaults are not called.
     let hooks: KnownHooks
     /// Whether the server's `didFinish(task:response:error:)` must be called: always, unless the
-    /// server is a plain `ConveyServer`, whose hook does nothing. (A subclass's override may call
-    /// `super`, so running the base implementation says nothing about whether it was overridden.)
+    /// server is a plain `ConveyServer`, whose hook does nothing (a subclass's override may call
+    /// `super`, so running the base implementation says nothing about whether it was overridden),
+    /// or the run is one attempt of a delivery whose owner calls it once (`FinishReportedByOwner`).
     let callsServerDidFinish: Bool
     /// The upload progress handler, relayed off the transport's thread.
     let uploadProgress: UploadProgressRelay?
@@ -70,7 +71,7 @@ final class RunPlan: Sendable {
         echo = EchoPlan(task: task, server: server, asksStyleForData: hooks.mustCall(.echoStyleForData))
         method = task.method
         retryPolicy = task.retryPolicy
-        callsServerDidFinish = type(of: server) != ConveyServer.self
+        callsServerDidFinish = type(of: server) != ConveyServer.self && !(task is any FinishReportedByOwner)
         uploadProgress = UploadProgressRelay.relay(for: task)
         clock = configuration.runClock
         retryWaiter = configuration.retryWaiter
@@ -84,3 +85,7 @@ struct RedirectPolicy: Sendable {
     let maximum: Int
     let credentials: Redaction
 }
+
+/// A task whose run is one attempt of a longer delivery (an outbox item): its owner calls the
+/// server's `didFinish(task:response:error:)` once, for the final outcome, instead of every run.
+protocol FinishReportedByOwner: DownloadingTask {}

@@ -19,6 +19,8 @@ struct AttemptRecord: Sendable {
     var cacheStatus: CacheStatus = .network
     /// Whether the request went out with certificate verification turned off.
     var certificateVerificationOff = false
+    /// The outbox item this attempt delivers, for an outbox's attempts.
+    var outboxItem: OutboxAttemptLabel?
 }
 
 /// What echo and recording do with a run's attempts, read once from its task and server.
@@ -39,6 +41,8 @@ struct EchoPlan: Sendable {
     let serverName: String
     /// Whether requests go out with certificate verification off (a failed attempt's record says so).
     let verificationOffForHTTPS: Bool
+    /// The outbox item the run delivers, when it is an outbox's attempt.
+    let outboxItem: OutboxAttemptLabel?
 
     /// The plan of `task` against `server`; `asksStyleForData` when the task's `echoStyle(for:)`
     /// is not known to be the default.
@@ -59,6 +63,7 @@ struct EchoPlan: Sendable {
         taskType = Task.self
         serverName = configuration.recorder == nil ? "" : server.name
         verificationOffForHTTPS = server.usesBuiltInTransport && configuration.tls.disablesCertificateVerificationInsecurely
+        outboxItem = (task as? any OutboxAttempt)?.label
     }
 
     /// The style for a run that received `data`: the task's own answer when it has one.
@@ -86,18 +91,20 @@ enum Echo {
         let recorder = style.contains(.recorded) ? plan.recorder : nil
         guard prints || recorder != nil else { return }
         let sentRequest = request ?? exchange?.request
-        let record = AttemptRecord(
+        var record = AttemptRecord(
             method: (sentRequest?.method ?? plan.method).rawValue, url: sentRequest?.url,
             requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.body,
             statusCode: exchange?.head.statusCode, responseHeaders: exchange?.head.fields ?? Headers(),
             responseBody: exchange?.body, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
             certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, plan: plan))
+        record.outboxItem = plan.outboxItem
         if prints {
             let text = EchoFormatter(style: style, redaction: plan.redaction).text(for: record)
             plan.sink.write(DisplayFormat.terminalSafe(text))
         }
-        recorder?.record(record, taskName: String(describing: plan.taskType), serverName: plan.serverName, redaction: plan.redaction)
+        recorder?.record(record, taskName: plan.outboxItem?.taskName ?? String(describing: plan.taskType), serverName: plan.serverName,
+                         redaction: plan.redaction)
     }
 
     /// What the transport reported; without a response (a failed attempt), what the server's
@@ -138,6 +145,7 @@ struct EchoFormatter {
         }
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
+        if let item = record.outboxItem { line += " · outbox item \(item.id) attempt \(item.attempt), \(item.keyField) \(item.key)" }
         if record.certificateVerificationOff { line += " · " + ExchangeMetrics.verificationOffWarning }
         if let error = record.error {
             line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)

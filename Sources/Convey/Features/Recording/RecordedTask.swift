@@ -66,6 +66,9 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     /// (`TLSConfiguration.disablesCertificateVerificationInsecurely`); `nil` otherwise, and in
     /// records written before the field existed.
     public var certificateVerificationOff: Bool?
+    /// The ID of the `Outbox` item this attempt delivered (its `Idempotency-Key` is among the
+    /// request headers); `nil` for other tasks, and in records written before the field existed.
+    public var outboxItem: String?
 
     /// Creates a record from its parts; `TaskRecorder` does this for you.
     public init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
