@@ -153,7 +153,7 @@ struct TaskRunner<T: DownloadingTask> {
                                 progress: progress)
                             exchange.maximumResponseHeadSize = server.configuration.maximumResponseHeadSize
                             exchange.expectsLargeBody = options.expectsLargeBody
-                            return try await server.transport.send(exchange, into: hopSink)
+                            return try await ScopedTransport.transport(for: server, task: T.self, attempt: attemptNumber).send(exchange, into: hopSink)
                         }
                     }
                 }

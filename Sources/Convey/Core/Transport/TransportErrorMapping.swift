@@ -10,7 +10,7 @@ import FoundationNetworking
 /// `CurlErrors`, `URLSessionErrors`), or as `ConveyError`s, which pass through unchanged.
 enum TransportErrors {
     static func map(_ error: any Error, url: URL?, timeout: Duration) -> any Error {
-        if error is ConveyError || error is HTTPError { return error }
+        if error is ConveyError || error is HTTPError || error is HARError { return error }
         if error is CancellationError { return ConveyError.cancelled }
         guard let urlError = error as? URLError else {
             return ConveyError.transport(TransportFailure(kind: .other, code: -1, reason: String(describing: error), url: url))

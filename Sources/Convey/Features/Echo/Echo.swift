@@ -8,6 +8,8 @@ struct AttemptRecord: Sendable {
     var method: String
     var url: URL?
     var requestHeaders: [String: String]
+    /// The request's fields in order, repeats kept.
+    var requestFields: Headers
     var requestBody: Data?
     var statusCode: Int?
     var responseHeaders: Headers
@@ -36,7 +38,7 @@ enum Echo {
         let sentRequest = request ?? exchange?.request
         let record = AttemptRecord(
             method: sentRequest?.method.rawValue ?? task.method.rawValue, url: sentRequest?.url,
-            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.body,
+            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestFields: sentRequest?.fields ?? Headers(), requestBody: sentRequest?.body,
             statusCode: exchange?.statusCode, responseHeaders: exchange?.headerFields ?? Headers(),
             responseBody: exchange?.data, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
