@@ -66,12 +66,47 @@ struct NoNetworkTransport: ConveyTransport {
     }
 }
 
-/// A server at `https://api.example` whose own transport must never be used.
+/// A server at `https://host` whose own transport must never be used.
 @ConveyActor
-func offlineServer(configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
+func offlineServer(host: String = "api.example", configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
     var configuration = ServerConfiguration(echoSink: EchoCapture())
     configure(&configuration)
-    let server = ConveyServer(remote: Remote(name: "api", url: try #require(URL(string: "https://api.example"))), configuration: configuration)
+    let server = ConveyServer(remote: Remote(name: "offline", url: try #require(URL(string: "https://\(host)"))), configuration: configuration)
     server.transport = NoNetworkTransport()
     return server
+}
+
+/// `scripts/har-validate`: the HAR 1.2 JSON Schema (vendored in Tests/Fixtures/har-schema),
+/// checked with `jsonschema` from the Python `scripts/with-test-servers` exports as CONVEY_PYTHON.
+enum HARValidator {
+    static let python = ProcessInfo.processInfo.environment["CONVEY_PYTHON"].flatMap { $0.isEmpty ? nil : $0 }
+    /// The package's root folder, from this file's place in it.
+    static let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    /// `Tests/Fixtures/har`: HAR files made by other tools.
+    static let fixturesFolder = packageRoot.appending(path: "Tests/Fixtures/har")
+
+    /// Validates `files`; the exit status and what the validator printed.
+    static func validate(_ files: [URL]) throws -> (status: Int32, output: String) {
+        let python = try #require(python, "CONVEY_PYTHON is not set: run the suite with scripts/test")
+        let process = Process()
+        process.executableURL = URL(filePath: python)
+        process.arguments = [packageRoot.appending(path: "scripts/har-validate").path(percentEncoded: false)]
+            + files.map { $0.path(percentEncoded: false) }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where the HAR validator is installed (scripts/test installs it).
+    static var harValidator: Self {
+        .enabled(if: HARValidator.python != nil || ProcessInfo.processInfo.environment["CONVEY_REQUIRE_SERVERS"] != nil,
+                 "needs jsonschema in .venv: run scripts/test")
+    }
 }
