@@ -43,7 +43,7 @@ struct HARRecordModeTests {
             [try await Item(server: server, id: 1).download(), try await Retried(server: server).download(), try await Item(server: server, id: 1).download()]
         }
         let replaying = try HARFixtures(file: file)
-        let offline = try offlineServer(host: "stub.example")
+        let offline = try offlineServer(base: "https://stub.example")
         let replayed = try await replaying.scope {
             [try await Item(server: offline, id: 1).download(), try await Retried(server: offline).download(), try await Item(server: offline, id: 1).download()]
         }

@@ -66,12 +66,12 @@ struct NoNetworkTransport: ConveyTransport {
     }
 }
 
-/// A server at `https://host` whose own transport must never be used.
+/// A server at `base` whose own transport must never be used.
 @ConveyActor
-func offlineServer(host: String = "api.example", configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
+func offlineServer(base: String = "https://api.example", configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
     var configuration = ServerConfiguration(echoSink: EchoCapture())
     configure(&configuration)
-    let server = ConveyServer(remote: Remote(name: "offline", url: try #require(URL(string: "https://\(host)"))), configuration: configuration)
+    let server = ConveyServer(remote: Remote(name: "offline", url: try #require(URL(string: base))), configuration: configuration)
     server.transport = NoNetworkTransport()
     return server
 }
