@@ -19,24 +19,27 @@ enum RequestCommand {
                   convey-harness \(name) /\(method.forbidsBody ? "get" : name) -q page=2 -H 'Accept: application/json'
                   convey-harness \(name) http://127.0.0.1:8080/\(method.forbidsBody ? "get" : name) --json
                 """ + (method.forbidsBody ? "" : "\n  convey-harness \(name) /\(name) --json-body '{\"name\": \"Ada\"}'\n  convey-harness \(name) /\(name) --form city=Zürich --file notes=@notes.txt"),
-            options: RequestOptions.requestOptions + [RequestOptions.queryOption] + bodyOptions + OutputOptions.options + StreamOptions.options,
+            options: RequestOptions.requestOptions + [RequestOptions.queryOption] + bodyOptions + OutputOptions.options + StreamOptions.options
+                + HAROptions.options,
             run: { arguments, settings in
                 let request: RequestOptions
                 let output: OutputOptions
                 let streamMode: StreamOptions.Mode?
+                let har: HAROptions
                 do throws(UsageError) {
                     request = try RequestOptions(arguments, method: method, command: name)
                     output = try OutputOptions(arguments, command: name)
                     streamMode = try StreamOptions.mode(arguments, command: name)
+                    har = try HAROptions(arguments, command: name)
                 } catch {
                     return settings.console.report(error)
                 }
                 if let streamMode {
-                    return await StreamRunner.run(target: request.target, transport: request.transport, connection: request.connection, mode: streamMode, settings: settings) { server throws(LocalFailure) in
+                    return await StreamRunner.run(target: request.target, transport: request.transport, connection: request.connection, mode: streamMode, settings: settings, har: har) { server throws(LocalFailure) in
                         try request.task(on: server, method: method)
                     }
                 }
-                return await RequestRunner.run(target: request.target, transport: request.transport, connection: request.connection, method: method, output: output, settings: settings) { server throws(LocalFailure) in
+                return await RequestRunner.run(target: request.target, transport: request.transport, connection: request.connection, method: method, output: output, settings: settings, har: har) { server throws(LocalFailure) in
                     try request.task(on: server, method: method)
                 }
             })

@@ -14,7 +14,7 @@ enum ReplayCommand {
             replayed. A body must have been recorded whole (the harness keeps bodies up to 64 KB).
             --remote replaces the recorded scheme, host and port.
             """,
-        options: RequestOptions.requestOptions + OutputOptions.options,
+        options: RequestOptions.requestOptions + OutputOptions.options + HAROptions.options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ settings: HarnessSettings) async -> ExitCode {
@@ -28,7 +28,9 @@ enum ReplayCommand {
         let timeout: Duration?
         let transport: BuiltInTransport
         let connection: ConnectionOptions
+        let har: HAROptions
         do throws(UsageError) {
+            har = try HAROptions(arguments, command: "replay")
             transport = try HarnessTransport.resolve(arguments.value("transport"), command: "replay")
             connection = try ConnectionOptions(arguments, command: "replay")
             overrides = try RequestOptions.headers(arguments.all("header"), command: "replay")
@@ -55,7 +57,7 @@ enum ReplayCommand {
             return console.report(error)
         }
         if !output.json { console.err(console.styledError("Replaying record \(replay.number): \(replay.record.method) \(replay.record.url ?? "")", .dim)) }
-        return await RequestRunner.run(target: target, transport: transport, connection: connection, method: replay.method, output: output, settings: settings) { server in
+        return await RequestRunner.run(target: target, transport: transport, connection: connection, method: replay.method, output: output, settings: settings, har: har) { server in
             let request = ManualRequest(server: server, method: replay.method, path: replay.path, query: [],
                                         headers: replay.headers, echoStyle: echo, timeout: timeout)
             return RawManualTask(request: request, body: replay.body)

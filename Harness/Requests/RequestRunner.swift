@@ -6,7 +6,7 @@ import Foundation
 enum RequestRunner {
     /// Builds a server for `target` on `transport`, makes the task with `makeTask`, sends it, prints the result.
     static func run(target: RemoteTarget, transport: BuiltInTransport, connection: ConnectionOptions = ConnectionOptions(),
-                    method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
+                    method: HTTPMethod, output: OutputOptions, settings: HarnessSettings, har: HAROptions = HAROptions(),
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
@@ -23,23 +23,14 @@ enum RequestRunner {
             return .localFailure
         }
         let started = ContinuousClock.now
-        var response: ServerResponse<Data>?
-        var failure: (any Error)?
+        let outcome: (response: ServerResponse<Data>?, failure: (any Error)?)
         do {
-            if let file = output.outputFile, isDevice(file) {
-                // `-o /dev/null` and the like: written as curl does, never replaced by a downloaded file.
-                let fetched = try await download(task)
-                try writeBody(fetched.data, to: file)
-                response = fetched.map { _ in Data() }
-            } else if let file = output.outputFile {
-                // Streamed to disk as it arrives; the report carries the exchange, not the body.
-                response = try await task.download(to: file, resuming: output.continuesPartialFile).map { _ in Data() }
-            } else {
-                response = try await download(task)
-            }
+            outcome = try await har.scope { await send(task, output: output) }
         } catch {
-            failure = error
+            console.fail(error.logDetail)
+            return .localFailure
         }
+        let (response, failure) = outcome
         let elapsed = started.duration(to: .now)
         await configuration.recorder?.flush()
         if let problem = configuration.recorder?.lastWriteFailure { console.err(console.styledError("Not recorded: \(problem)", .yellow)) }
@@ -48,6 +39,25 @@ enum RequestRunner {
                                duration: elapsed, redaction: configuration.redaction,
                                warnings: connection.insecureWarning.map { [$0] } ?? [])
         return ResultPrinter(console: console, options: output, redaction: configuration.redaction).present(report)
+    }
+
+    /// Sends the task as the output options ask: the response without its body when it went to a file.
+    private static func send(_ task: any ManualTask, output: OutputOptions) async -> (ServerResponse<Data>?, (any Error)?) {
+        do {
+            if let file = output.outputFile, isDevice(file) {
+                // `-o /dev/null` and the like: written as curl does, never replaced by a downloaded file.
+                let fetched = try await download(task)
+                try writeBody(fetched.data, to: file)
+                return (fetched.map { _ in Data() }, nil)
+            } else if let file = output.outputFile {
+                // Streamed to disk as it arrives; the report carries the exchange, not the body.
+                return (try await task.download(to: file, resuming: output.continuesPartialFile).map { _ in Data() }, nil)
+            } else {
+                return (try await download(task), nil)
+            }
+        } catch {
+            return (nil, error)
+        }
     }
 
     private static func download<Task: ManualTask>(_ task: Task) async throws -> ServerResponse<Data> {

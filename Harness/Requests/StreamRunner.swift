@@ -6,7 +6,7 @@ import Foundation
 @ConveyActor
 enum StreamRunner {
     static func run(target: RemoteTarget, transport: BuiltInTransport, connection: ConnectionOptions = ConnectionOptions(),
-                    mode: StreamOptions.Mode, settings: HarnessSettings,
+                    mode: StreamOptions.Mode, settings: HarnessSettings, har: HAROptions = HAROptions(),
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         let configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
@@ -20,11 +20,24 @@ enum StreamRunner {
             console.fail(error.message)
             return .localFailure
         }
+        let printed: Result<ExitCode, any Error>
         do {
-            switch mode {
-            case .lines: return try await printLines(of: task, console: console, redaction: configuration.redaction)
-            case .events: return try await printEvents(of: task, console: console, redaction: configuration.redaction)
+            printed = try await har.scope {
+                do {
+                    switch mode {
+                    case .lines: return .success(try await printLines(of: task, console: console, redaction: configuration.redaction))
+                    case .events: return .success(try await printEvents(of: task, console: console, redaction: configuration.redaction))
+                    }
+                } catch {
+                    return .failure(error)
+                }
             }
+        } catch {
+            console.fail(error.logDetail)
+            return .localFailure
+        }
+        do {
+            return try printed.get()
         } catch {
             if case ConveyError.cancelled? = error as? ConveyError {
                 console.err(console.styledError("Interrupted", .yellow))
