@@ -29,7 +29,8 @@ public enum HARError: PresentableError, Sendable, Hashable {
     private var unmaskedLogDetail: String {
         switch self {
         case .unmatchedRequest(let request, let file, let reason):
-            "No entry in \(file) answers \(request): \(reason)"
+            // No colon right after the URL: the masking rule would read it as part of the URL.
+            "No entry in \(file) answers \(request) — \(reason)"
         case .unreadableFile(let path, let reason):
             "Could not read the HAR file \(path): \(reason)"
         case .invalidFile(let path, let location, let reason):
