@@ -38,6 +38,7 @@ let package = Package(
         .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),
         .executableTarget(name: "DownloadBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/DownloadBench"),
         .executableTarget(name: "StreamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/StreamBench"),
+        .executableTarget(name: "HARBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/HARBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey", "ConveyTesting"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]

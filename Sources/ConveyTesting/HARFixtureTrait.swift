@@ -72,7 +72,7 @@ extension Trait where Self == HARFixtureTrait {
     public static func harFixtures(_ path: String, mode: HARFixtures.Mode = .replay, redaction: Redaction = .standard,
                                    includingSecrets: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) -> Self {
         let folder = URL(filePath: sourceLocation.filePath).deletingLastPathComponent()
-        let file = path.hasPrefix("/") ? URL(filePath: path) : folder.appending(path: path)
+        let file = (path.hasPrefix("/") ? URL(filePath: path) : folder.appending(path: path)).standardizedFileURL
         return HARFixtureTrait(file: file, mode: mode, redaction: redaction, includingSecrets: includingSecrets)
     }
 }

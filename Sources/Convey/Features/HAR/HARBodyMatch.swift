@@ -19,7 +19,8 @@ enum HARBodyMatch {
         }
         if contentType?.lowercased().contains("x-www-form-urlencoded") == true,
            let expected = String(data: fixture, encoding: .utf8), let actual = String(data: request, encoding: .utf8) {
-            return HARRequestKey.answers(expected: HARRequestKey.parameters(expected[...]), actual: HARRequestKey.parameters(actual[...]))
+            return HARRequestKey.answers(expected: HARRequestKey.parameters(Array(expected.utf8)[...]),
+                                         actual: HARRequestKey.parameters(Array(actual.utf8)[...]))
         }
         return false
     }

@@ -75,7 +75,7 @@ enum HARFixtureReader {
         }
         let answer: HARFixture.Answer
         if let response = entry.response, response.status > 0 {
-            guard response.status < 1000 else {
+            guard (100...999).contains(response.status) else {
                 throw HARError.invalidFile(path: path, location: place + ".response.status", reason: "\(response.status) is not an HTTP status")
             }
             var fields = Headers()

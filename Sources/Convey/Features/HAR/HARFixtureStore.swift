@@ -5,16 +5,24 @@ import Foundation
 ///
 /// A request is answered by the first entry, in file order, that has not answered yet among those
 /// with its method and URL (query in any order) and, where those entries hold different bodies,
-/// its body (`HARBodyMatch`). Once all of them have answered, the last one answers again, except
-/// in record mode, where the request goes to the network and its exchange becomes a new entry.
+/// its body (`HARBodyMatch`). Each entry answers once: a request whose entries have all answered
+/// is unanswered, as one without entries is (record mode then sends it to the network).
 final class HARFixtureStore: @unchecked Sendable {
     /// What the store says about a request.
     enum Selection: Sendable {
         case answer(HARFixture)
-        /// Record mode: every entry for the request has answered.
-        case exhausted
         /// No entry answers the request; the reason says what came closest.
         case unmatched(String)
+    }
+
+    /// The entries a request's method, URL and query select, worked out once per distinct request.
+    private struct Candidates {
+        /// Fixture indices, in file order.
+        var positions: [Int]
+        /// Whether their bodies differ, so that the request's body must choose.
+        var bodiesDiffer: Bool
+        /// How many of `positions`, from the start, have answered: where the next search begins.
+        var answeredPrefix = 0
     }
 
     private let lock = NSLock()
@@ -22,6 +30,7 @@ final class HARFixtureStore: @unchecked Sendable {
     private var answered: [Bool] = []
     /// Fixture indices by `HARRequestKey.target`, in file order.
     private var index: [String: [Int]] = [:]
+    private var candidatesByRequest: [HARRequestKey: Candidates] = [:]
 
     init(_ fixtures: [HARFixture]) {
         for fixture in fixtures { add(fixture, answered: false) }
@@ -33,30 +42,42 @@ final class HARFixtureStore: @unchecked Sendable {
             index[fixture.key.target, default: []].append(fixtures.count)
             fixtures.append(fixture)
             answered.append(isAnswered)
+            // Requests to the entry's method and URL work out their entries again.
+            candidatesByRequest = candidatesByRequest.filter { $0.key.target != fixture.key.target }
         }
     }
 
-    /// The entry that answers `request`, whose body `body` reads when entries must be told apart
-    /// by it (outside the store's lock: it may read a file).
-    func select(_ key: HARRequestKey, body: () -> Data?, contentType: String?, repeatsLast: Bool) -> Selection {
-        let candidates = lock.withLock { (index[key.target] ?? []).filter { fixtures[$0].key.queryAnswers(key.query) }.map { ($0, fixtures[$0].body) } }
-        guard !candidates.isEmpty else { return .unmatched(closest(to: key)) }
-        var chosen = candidates.map(\.0)
-        let bodies = Set(candidates.map { $0.1 ?? Data() })
-        if bodies.count > 1 {
+    /// The entry that answers the request `key` stands for, marked as answered; `body` reads the
+    /// request's body when entries must be told apart by it (outside the store's lock: it may read a file).
+    func select(_ key: HARRequestKey, body: () -> Data?, contentType: String?) -> Selection {
+        let found: (Candidates, [(Int, Data?)])? = lock.withLock {
+            let candidates = candidates(for: key)
+            guard !candidates.positions.isEmpty else { return nil }
+            return (candidates, candidates.bodiesDiffer ? candidates.positions.map { ($0, fixtures[$0].body) } : [])
+        }
+        guard let (candidates, bodies) = found else { return .unmatched(closest(to: key)) }
+        var chosen: [Int]?
+        if candidates.bodiesDiffer {
             let requestBody = body()
-            chosen = candidates.filter { HARBodyMatch.answers(fixture: $0.1, request: requestBody, contentType: contentType) }.map(\.0)
-            guard !chosen.isEmpty else {
-                return .unmatched("\(candidates.count) entries have its method and URL, none its body (\(requestBody?.count ?? 0) bytes)")
+            let matching = bodies.filter { HARBodyMatch.answers(fixture: $0.1, request: requestBody, contentType: contentType) }.map(\.0)
+            guard !matching.isEmpty else {
+                return .unmatched("\(candidates.positions.count) entries have its method and URL, none its body (\(requestBody?.count ?? 0) bytes)")
             }
+            chosen = matching
         }
         return lock.withLock {
-            if let first = chosen.first(where: { !answered[$0] }) {
-                answered[first] = true
-                return .answer(fixtures[first])
+            var current = candidatesByRequest[key] ?? candidates
+            let positions = chosen ?? Array(current.positions[current.answeredPrefix...])
+            guard let first = positions.first(where: { !answered[$0] }) else {
+                let count = chosen?.count ?? current.positions.count
+                return .unmatched(count == 1 ? "its entry has answered already" : "all \(count) of its entries have answered already")
             }
-            guard repeatsLast, let last = chosen.last else { return .exhausted }
-            return .answer(fixtures[last])
+            answered[first] = true
+            while current.answeredPrefix < current.positions.count, answered[current.positions[current.answeredPrefix]] {
+                current.answeredPrefix += 1
+            }
+            candidatesByRequest[key] = current
+            return .answer(fixtures[first])
         }
     }
 
@@ -66,6 +87,17 @@ final class HARFixtureStore: @unchecked Sendable {
     }
 
     var count: Int { lock.withLock { fixtures.count } }
+
+    /// The entries for `key`, from the cache or worked out now. Called with the lock held.
+    private func candidates(for key: HARRequestKey) -> Candidates {
+        if let cached = candidatesByRequest[key] { return cached }
+        let positions = (index[key.target] ?? []).filter { fixtures[$0].key.queryAnswers(key.query) }
+        let firstBody = positions.first.flatMap { fixtures[$0].body } ?? Data()
+        let differ = positions.contains { (fixtures[$0].body ?? Data()) != firstBody }
+        let candidates = Candidates(positions: positions, bodiesDiffer: differ)
+        candidatesByRequest[key] = candidates
+        return candidates
+    }
 
     /// What came closest to `key`: entries with its method and URL but another query, or entries
     /// of the same origin and path with another method.

@@ -12,9 +12,9 @@ import Foundation
 ///
 /// Matching, in file order: the method, the URL (query parameters in any order, a masked value
 /// standing for any value), and, where several entries share those but not their bodies, the
-/// body. Entries for one request answer in turn (a 503, then a 200), the last one again after
-/// that. A request no entry answers fails with `HARError.unmatchedRequest`, naming it; in
-/// `passThrough`, `record` and `capture` modes it goes to the network instead (`Mode`).
+/// body. Entries for one request answer in turn (a 503, then a 200), each once. A request no
+/// entry answers (or whose entries have all answered) fails with `HARError.unmatchedRequest`,
+/// naming it; in `passThrough`, `record` and `capture` modes it goes to the network instead (`Mode`).
 ///
 /// What record and capture modes write is masked by `redaction` (the one rule echo and records
 /// use) unless `includingSecrets` asks to keep credentials, which the file's `comment` then says.

@@ -71,9 +71,28 @@ struct HARPrivacy: Sendable {
         guard let text = String(data: data, encoding: .utf8), !text.contains("\0") else {
             return (data.base64EncodedString(), true)
         }
-        guard let redaction, let masked = redaction.maskedBody(data, contentType: contentType) else { return (text, false) }
-        // Rendering alone (JSON pretty-printed) is no reason to change the body: only a hidden value is.
-        return (masked == Redaction.none.maskedBody(data, contentType: contentType) ? text : masked, false)
+        guard let redaction else { return (text, false) }
+        // Rendering alone (JSON pretty-printed) is no reason to change a body, only a hidden value;
+        // asking first also spares rendering JSON that holds nothing to hide, most of it.
+        if let object = Self.json(data, contentType: contentType), !Self.hidesSomething(in: object, redaction) { return (text, false) }
+        return (redaction.maskedBody(data, contentType: contentType) ?? text, false)
+    }
+
+    /// The body as `JSONSerialization` reads it, when `Redaction.maskedBody` would read it as JSON.
+    private static func json(_ data: Data, contentType: String?) -> Any? {
+        let first = data.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
+        guard contentType?.lowercased().contains("json") == true || first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
+        return try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+    }
+
+    /// Whether the rule would mask anything in a JSON value: a hidden key, or a string it masks.
+    private static func hidesSomething(in object: Any, _ redaction: Redaction) -> Bool {
+        if let dictionary = object as? [String: Any] {
+            return dictionary.contains { redaction.hidesJSONKey($0.key) || hidesSomething(in: $0.value, redaction) }
+        }
+        if let array = object as? [Any] { return array.contains { hidesSomething(in: $0, redaction) } }
+        if let string = object as? String { return redaction.maskedText(string) != string }
+        return false
     }
 
     /// Query parameters of a URL written as text, in order, repeats kept, percent-decoded.

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A request as replay matches it: method, origin and path exactly (after normalising), query
 /// parameters as a list whose order does not count.
 ///
@@ -20,21 +18,23 @@ struct HARRequestKey: Sendable, Hashable {
     }
 
     /// The key of a request, or `nil` for a URL that is not `http` or `https` with a host.
+    /// Works on the text's UTF-8 bytes: it runs for every request replay answers.
     init?(method: String, url text: String) {
-        guard let separator = text.range(of: "://") else { return nil }
-        let scheme = text[..<separator.lowerBound].lowercased()
+        let bytes = Array(text.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else { return nil }
+        let scheme = String(decoding: bytes[..<colon].map(Self.lowercased), as: UTF8.self)
         guard scheme == "http" || scheme == "https" else { return nil }
-        var rest = text[separator.upperBound...]
-        if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        var rest = bytes[(colon + 3)...]
+        if let hash = rest.firstIndex(of: UInt8(ascii: "#")) { rest = rest[..<hash] }
+        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? rest.endIndex
         var authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[(at + 1)...] }
         guard let origin = Self.origin(scheme: scheme, authority: authority) else { return nil }
         let afterAuthority = rest[authorityEnd...]
-        let queryStart = afterAuthority.firstIndex(of: "?")
+        let queryStart = afterAuthority.firstIndex(of: UInt8(ascii: "?"))
         let path = Self.normalizedPath(afterAuthority[..<(queryStart ?? afterAuthority.endIndex)])
         target = method.uppercased() + " " + origin + path
-        query = queryStart.map { Self.parameters(afterAuthority[afterAuthority.index(after: $0)...]) } ?? []
+        query = queryStart.map { Self.parameters(afterAuthority[($0 + 1)...]) } ?? []
     }
 
     /// Whether a fixture's query (`self`) answers a request's: the same parameters in any order,
@@ -66,29 +66,29 @@ struct HARRequestKey: Sendable, Hashable {
     }
 
     /// `scheme://host[:port]`, host lowercased, a default port left out; `nil` without a host.
-    private static func origin(scheme: String, authority: Substring) -> String? {
+    private static func origin(scheme: String, authority: ArraySlice<UInt8>) -> String? {
         var host = authority
-        var port: Substring?
-        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]") {
+        var port: ArraySlice<UInt8> = []
+        if let colon = authority.lastIndex(of: UInt8(ascii: ":")), !authority[colon...].contains(UInt8(ascii: "]")) {
             host = authority[..<colon]
-            port = authority[authority.index(after: colon)...]
+            port = authority[(colon + 1)...]
         }
         guard !host.isEmpty else { return nil }
         let defaultPort = scheme == "https" ? "443" : "80"
-        let portText = port.flatMap { $0.isEmpty || $0 == defaultPort ? nil : ":" + $0 } ?? ""
-        return scheme + "://" + host.lowercased() + portText
+        let portText = port.isEmpty || port.elementsEqual(defaultPort.utf8) ? "" : ":" + String(decoding: port, as: UTF8.self)
+        return scheme + "://" + String(decoding: host.map(lowercased), as: UTF8.self) + portText
     }
 
     /// The path with percent-encoding normalised: unreserved characters decoded, other escapes in
     /// upper case; `/` for an empty path.
-    private static func normalizedPath(_ path: Substring) -> String {
+    private static func normalizedPath(_ path: ArraySlice<UInt8>) -> String {
         guard !path.isEmpty else { return "/" }
         var result: [UInt8] = []
-        let bytes = Array(path.utf8)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-               let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+        result.reserveCapacity(path.count)
+        var index = path.startIndex
+        while index < path.endIndex {
+            if path[index] == UInt8(ascii: "%"), index + 2 < path.endIndex,
+               let high = hexValue(path[index + 1]), let low = hexValue(path[index + 2]) {
                 let decoded = high << 4 | low
                 if isUnreserved(decoded) {
                     result.append(decoded)
@@ -97,7 +97,7 @@ struct HARRequestKey: Sendable, Hashable {
                 }
                 index += 3
             } else {
-                result.append(bytes[index])
+                result.append(path[index])
                 index += 1
             }
         }
@@ -105,17 +105,46 @@ struct HARRequestKey: Sendable, Hashable {
     }
 
     /// `a=1&b=2` as parameters, in order: a query, or a form body.
-    static func parameters(_ query: Substring) -> [QueryParameter] {
-        query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+    static func parameters(_ query: ArraySlice<UInt8>) -> [QueryParameter] {
+        query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             return QueryParameter(name: decoded(parts[0]), value: parts.count > 1 ? decoded(parts[1]) : "")
         }
     }
 
-    /// Form-style decoding: `+` is a space, then percent-escapes; text with a broken escape stays as written.
-    private static func decoded(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+    /// Form-style decoding: `+` is a space, then percent-escapes; text whose escapes do not make
+    /// UTF-8 stays as written.
+    private static func decoded(_ text: ArraySlice<UInt8>) -> String {
+        var result: [UInt8] = []
+        result.reserveCapacity(text.count)
+        var index = text.startIndex
+        while index < text.endIndex {
+            let byte = text[index]
+            if byte == UInt8(ascii: "%"), index + 2 < text.endIndex, let high = hexValue(text[index + 1]), let low = hexValue(text[index + 2]) {
+                result.append(high << 4 | low)
+                index += 3
+            } else {
+                result.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+                index += 1
+            }
+        }
+        return isValidUTF8(result) ? String(decoding: result, as: UTF8.self) : String(decoding: text, as: UTF8.self)
+    }
+
+    private static func isValidUTF8(_ bytes: [UInt8]) -> Bool {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue: continue
+            case .emptyInput: return true
+            case .error: return false
+            }
+        }
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

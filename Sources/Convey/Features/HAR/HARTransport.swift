@@ -23,14 +23,11 @@ struct HARTransport: ConveyTransport {
             return try await unanswered(request, into: sink, reason: "only http and https requests can be answered from HAR")
         }
         let selection = fixtures.store.select(key, body: { Self.body(of: request, limit: HARBodyMatch.structuredLimit).data },
-                                              contentType: request.request.fields["Content-Type"],
-                                              repeatsLast: fixtures.mode != .record)
+                                              contentType: request.request.fields["Content-Type"])
         switch selection {
         case .answer(let fixture):
             try await fixture.deliver(to: url, into: sink)
             return ExchangeMetrics()
-        case .exhausted:
-            return try await capture(request, into: sink)
         case .unmatched(let reason):
             return try await unanswered(request, into: sink, reason: reason)
         }
