@@ -27,6 +27,9 @@ final class HARFixtureStore: @unchecked Sendable {
 
     private let lock = NSLock()
     private var fixtures: [HARFixture] = []
+    /// Each fixture's key and body apart, so that matching reads them without copying fixtures.
+    private var keys: [HARRequestKey] = []
+    private var bodies: [Data?] = []
     private var answered: [Bool] = []
     /// Fixture indices by `HARRequestKey.target`, in file order.
     private var index: [String: [Int]] = [:]
@@ -41,6 +44,8 @@ final class HARFixtureStore: @unchecked Sendable {
         lock.withLock {
             index[fixture.key.target, default: []].append(fixtures.count)
             fixtures.append(fixture)
+            keys.append(fixture.key)
+            bodies.append(fixture.body)
             answered.append(isAnswered)
             // Requests to the entry's method and URL work out their entries again.
             candidatesByRequest = candidatesByRequest.filter { $0.key.target != fixture.key.target }
@@ -53,7 +58,7 @@ final class HARFixtureStore: @unchecked Sendable {
         let found: (Candidates, [(Int, Data?)])? = lock.withLock {
             let candidates = candidates(for: key)
             guard !candidates.positions.isEmpty else { return nil }
-            return (candidates, candidates.bodiesDiffer ? candidates.positions.map { ($0, fixtures[$0].body) } : [])
+            return (candidates, candidates.bodiesDiffer ? candidates.positions.map { ($0, bodies[$0]) } : [])
         }
         guard let (candidates, bodies) = found else { return .unmatched(closest(to: key)) }
         var chosen: [Int]?
@@ -76,7 +81,8 @@ final class HARFixtureStore: @unchecked Sendable {
             while current.answeredPrefix < current.positions.count, answered[current.positions[current.answeredPrefix]] {
                 current.answeredPrefix += 1
             }
-            candidatesByRequest[key] = current
+            // Only requests with several entries need to remember where their search stopped.
+            if current.positions.count > 1 { candidatesByRequest[key] = current }
             return .answer(fixtures[first])
         }
     }
@@ -91,12 +97,10 @@ final class HARFixtureStore: @unchecked Sendable {
     /// The entries for `key`, from the cache or worked out now. Called with the lock held.
     private func candidates(for key: HARRequestKey) -> Candidates {
         if let cached = candidatesByRequest[key] { return cached }
-        let positions = (index[key.target] ?? []).filter { fixtures[$0].key.queryAnswers(key.query) }
-        let firstBody = positions.first.flatMap { fixtures[$0].body } ?? Data()
-        let differ = positions.contains { (fixtures[$0].body ?? Data()) != firstBody }
-        let candidates = Candidates(positions: positions, bodiesDiffer: differ)
-        candidatesByRequest[key] = candidates
-        return candidates
+        let positions = (index[key.target] ?? []).filter { keys[$0].queryAnswers(key.query) }
+        let firstBody = positions.first.flatMap { bodies[$0] } ?? Data()
+        let differ = positions.contains { (bodies[$0] ?? Data()) != firstBody }
+        return Candidates(positions: positions, bodiesDiffer: differ)
     }
 
     /// What came closest to `key`: entries with its method and URL but another query, or entries
