@@ -45,7 +45,7 @@ enum StreamRunner {
             }
             console.fail(configuration.redaction.maskedText((error as? any PresentableError)?.logDetail ?? String(describing: error)))
             if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
-            return .noResponse
+            return error is HARError ? .localFailure : .noResponse
         }
     }
 
