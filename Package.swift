@@ -7,6 +7,8 @@ let package = Package(
     platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "Convey", targets: ["Convey"]),
+        // Swift Testing traits that scope HAR fixtures to a test or a suite; `Testing` ships with the toolchain.
+        .library(name: "ConveyTesting", targets: ["ConveyTesting"]),
         .executable(name: "convey-harness", targets: ["ConveyHarness"]),
     ],
     targets: [
@@ -27,6 +29,7 @@ let package = Package(
         .target(name: "CConveyCurlShim", dependencies: ["CCurl"], path: "Sources/CConveyCurlShim", linkerSettings: [
             .linkedLibrary(":libcurl.so.4", .when(platforms: [.linux])),
         ]),
+        .target(name: "ConveyTesting", dependencies: ["Convey"], path: "Sources/ConveyTesting"),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness", exclude: ["Benchmarks"]),
         // Benchmarks: release builds run by scripts/bench-*, beside the harness they share a folder with.
         .target(name: "BenchSupport", path: "Harness/Benchmarks/BenchSupport"),
@@ -36,7 +39,8 @@ let package = Package(
         .executableTarget(name: "DownloadBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/DownloadBench"),
         .executableTarget(name: "StreamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/StreamBench"),
         .executableTarget(name: "OutboxBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/OutboxBench"),
-        .testTarget(name: "ConveyTests", dependencies: ["Convey"], path: "Tests/ConveyTests"),
+        .executableTarget(name: "HARBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/HARBench"),
+        .testTarget(name: "ConveyTests", dependencies: ["Convey", "ConveyTesting"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]
 )

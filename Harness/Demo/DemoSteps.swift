@@ -3,6 +3,6 @@ enum DemoSteps {
     static let all: [DemoStep] = [
         getWithQuery, typedDecode, decodingFailure, jsonUpload, formUpload, multipartUpload, httpErrorStatus,
         etagRevalidation, retryAfter503, attemptTimeout, totalTimeout, cancellation, cancelBySessionTag,
-        failAllRequests, recording,
+        failAllRequests, recording, harRoundTrip,
     ]
 }

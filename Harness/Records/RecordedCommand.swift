@@ -5,17 +5,20 @@ import Foundation
 enum RecordedCommand {
     static let command = Command(
         name: "recorded",
-        synopsis: "recorded list|show N|clear [options]",
-        summary: "Lists, shows or clears recorded tasks: every attempt of a task with the .recorded echo style.",
+        synopsis: "recorded list|show N|export --har FILE|clear [options]",
+        summary: "Lists, shows, exports or clears recorded tasks: every attempt of a task with the .recorded echo style.",
         details: """
             list         one line per record, newest first, numbered from 1
             show N|ID    every detail of record N (or the record with that ID)
+            export       write every record as HAR 1.2 to --har FILE, oldest first, credentials
+                         masked (--include-secrets keeps what the records hold; they never hold
+                         what the recording server masked)
             clear        remove every record in the folder
 
             The harness records its own requests; point --records at an app's TaskRecorder folder
             to read the app's records. Unreadable records are skipped and counted.
             """,
-        options: [.outputJSON],
+        options: [.outputJSON] + RecordExport.options,
         run: run)
 
     private static func run(_ arguments: ParsedArguments, _ settings: HarnessSettings) async -> ExitCode {
@@ -23,6 +26,8 @@ enum RecordedCommand {
         let recorder = settings.recordReader()
         let positionals = arguments.positionals
         let folder = recorder.folder.path(percentEncoded: false)
+        if positionals.first == "export", positionals.count == 1 { return await RecordExport.run(arguments, settings) }
+        if let misplaced = RecordExport.misplaced(arguments) { return console.report(misplaced) }
         switch positionals.first {
         case "list" where positionals.count == 1:
             let records = await recorder.records()
@@ -59,12 +64,12 @@ enum RecordedCommand {
             return .ok
         case "show":
             return console.report(UsageError(message: "recorded show needs one record number or ID", command: "recorded"))
-        case .some(let other) where !["list", "clear"].contains(other):
-            return console.report(UsageError(message: "unknown subcommand '\(other)': use list, show N or clear", command: "recorded"))
+        case .some(let other) where !["list", "clear", "export"].contains(other):
+            return console.report(UsageError(message: "unknown subcommand '\(other)': use list, show N, export or clear", command: "recorded"))
         case .some:
             return console.report(UsageError(message: "unexpected argument '\(positionals[1])'", command: "recorded"))
         case .none:
-            return console.report(UsageError(message: "recorded needs a subcommand: list, show N or clear", command: "recorded"))
+            return console.report(UsageError(message: "recorded needs a subcommand: list, show N, export or clear", command: "recorded"))
         }
     }
 }

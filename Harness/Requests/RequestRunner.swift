@@ -60,7 +60,7 @@ enum RequestRunner {
         var destination = BodyDestination.shown
         var resumeComplete = false
         do {
-            let sent = try await send(task, plan: plan, output: output)
+            let sent = try await sending.har.scope { try await send(task, plan: plan, output: output) }
             response = sent.response
             destination = sent.destination
             failure = sent.failure

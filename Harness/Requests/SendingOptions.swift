@@ -7,7 +7,7 @@ import Foundation
 struct SendingOptions: Sendable {
     static let options: [OptionSpec] = [.remote, .transport] + ConnectionOptions.options + [
         .header, .user, .cookie, .userAgent, .referer, .location, .maxRedirs, .compressed, .timeout, .maxTime,
-    ] + RetryOptions.options + [.echo]
+    ] + RetryOptions.options + [.echo] + HAROptions.options
 
     let transport: BuiltInTransport
     /// TLS, proxy, HTTP version and connect timeout (`--cacert`, `-x`, `--http1.1`, …).
@@ -30,10 +30,13 @@ struct SendingOptions: Sendable {
     let compressed: Bool
     /// Said on stderr (unless `-s`) and in `--output-json`'s `warnings`.
     let warnings: [String]
+    /// `--fixtures` and `--record-har`: the HAR files the request is answered from and kept in.
+    let har: HAROptions
 
     /// Reads the options; `target` is the URL the request goes to first, when known.
     init(_ arguments: ParsedArguments, target: URL?, command: String,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
+        har = try HAROptions(arguments, command: command)
         transport = try HarnessTransport.resolve(arguments.value(.transport), environment: environment, command: command)
         connection = try ConnectionOptions(arguments, target: target, command: command, environment: environment)
         var warnings: [String] = []

@@ -26,9 +26,11 @@ enum StreamRunner {
             return .localFailure
         }
         do {
-            switch mode {
-            case .lines: return try await printLines(of: task, console: console, redaction: configuration.redaction)
-            case .events: return try await printEvents(of: task, console: console, redaction: configuration.redaction)
+            return try await sending.har.scope {
+                switch mode {
+                case .lines: try await printLines(of: task, console: console, redaction: configuration.redaction)
+                case .events: try await printEvents(of: task, console: console, redaction: configuration.redaction)
+                }
             }
         } catch {
             if case ConveyError.cancelled? = error as? ConveyError {
@@ -37,7 +39,7 @@ enum StreamRunner {
             }
             console.fail(configuration.redaction.maskedText((error as? any PresentableError)?.logDetail ?? String(describing: error)))
             if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
-            return .noResponse
+            return error is HARError ? .localFailure : .noResponse
         }
     }
 

@@ -134,11 +134,9 @@ enum OwnerOnlyFiles {
     /// `mode`; nothing is left there after a failure.
     private static func writeNew(atPath path: String, _ bytes: UnsafeRawBufferPointer, mode: mode_t,
                                  finish: (Int32) -> Void = { _ in }) throws(FileFailure) {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw FileFailure(path: path, action: "create", code: errno) }
+        let descriptor = try createNew(atPath: path, mode: mode)
         var isOpen = true
         do throws(FileFailure) {
-            guard fchmod(descriptor, mode) == 0 else { throw FileFailure(path: path, action: "set the permissions of", code: errno) }
             try writeAll(descriptor, bytes, path: path)
             finish(descriptor)
             isOpen = false
@@ -148,6 +146,20 @@ enum OwnerOnlyFiles {
             unlink(path)
             throw error
         }
+    }
+
+    /// Creates a new file at `path` and opens it for writing: exclusively (`O_EXCL`, so never an
+    /// existing file and never through a link), with `mode`. Nothing is left at `path` after a failure.
+    static func createNew(atPath path: String, mode: mode_t = fileMode) throws(FileFailure) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw FileFailure(path: path, action: "create", code: errno) }
+        guard fchmod(descriptor, mode) == 0 else {
+            let code = errno
+            close(descriptor)
+            unlink(path)
+            throw FileFailure(path: path, action: "set the permissions of", code: code)
+        }
+        return descriptor
     }
 
     /// A name for a temporary file beside `path`: hidden, and unique to this writer.

@@ -8,6 +8,7 @@ struct HarnessDemoTests {
         "GET with query parameters", "Typed JSON decode", "Decoding failure", "JSON upload", "Form upload",
         "Multipart upload", "HTTP error status", "ETag revalidation (304)", "Retry after 503", "Attempt timeout",
         "Total timeout", "Cancellation", "Cancel by session tag", "-fail-all-requests", "Task recording",
+        "HAR: record, export, replay offline",
     ]
 
     @Test func demoRunsEveryStepWithoutANetworkAndCleansUp() async throws {
@@ -20,7 +21,7 @@ struct HarnessDemoTests {
 
         #expect(run.status == 0, "\(run.output)")
         for (index, title) in Self.titles.enumerated() {
-            #expect(run.stdout.contains("━━ \(index + 1)/15  \(title) "))
+            #expect(run.stdout.contains("━━ \(index + 1)/16  \(title) "))
         }
         #expect(run.stdout.contains("against the embedded in-process server (no network)"))
         #expect(run.stdout.contains("│ [Convey] ▶ GET http://embedded.invalid/get?limit=10&q=swift%20%26%20http%20%3D%20fun%3F"))
@@ -31,7 +32,8 @@ struct HarnessDemoTests {
         #expect(run.stdout.contains("then 304 Not Modified answered with the stored"))
         #expect(run.stdout.contains("✓ cancel(sessionWithTag:) cancelled 2 runs"))
         #expect(run.stdout.contains("✓ ConveyError.timedOut (total limit)"))
-        #expect(run.stdout.contains("15 behaved as expected, 0 not available yet, 0 misbehaved."))
+        #expect(run.stdout.contains("③ replayed offline: both tasks answered from session.har by a server whose transport cannot send"))
+        #expect(run.stdout.contains("16 behaved as expected, 0 not available yet, 0 misbehaved."))
         #expect(!run.stdout.contains("misbehaved:"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path(percentEncoded: false)).isEmpty,
                 "the demo's temporary records folder is removed")
@@ -44,7 +46,7 @@ struct HarnessDemoTests {
         let run = try await HarnessProcess.run(["demo", "4", "9", "--records", records.url.path(percentEncoded: false)], records: records.url)
         let recorded = try await HarnessProcess.run(["recorded", "list"], records: records.url)
 
-        #expect(list.stdout.split(separator: "\n").count == 15)
+        #expect(list.stdout.split(separator: "\n").count == 16)
         #expect(list.stdout.contains(" 9  Retry after 503"))
         #expect(run.status == 0)
         #expect(run.stdout.contains("2 steps: 2 behaved as expected"))

@@ -118,7 +118,7 @@ struct HarnessWireTests {
 
         #expect(run.status == 0, "\(run.stdout)")
         #expect(run.stdout.contains("against \(httpbin)"))
-        #expect(run.stdout.contains("15 behaved as expected, 0 not available yet, 0 misbehaved."))
+        #expect(run.stdout.contains("16 behaved as expected, 0 not available yet, 0 misbehaved."))
     }
 }
 #endif

@@ -72,7 +72,7 @@ struct TransportStage: ExchangeStage {
         request.maximumResponseHeadSize = plan.headSizeLimit
         request.expectsLargeBody = attempt.expectsLargeBody
         request.cancellation = attempt.cancellation
-        let transport = plan.transport
+        let transport = plan.transport(forAttempt: attempt.number)
         let metrics: ExchangeMetrics
         if transport.registersExchangeCancellation || attempt.cancellation.run == nil {
             metrics = try await transport.send(request, into: sink)

@@ -8,6 +8,8 @@ final class RunPlan: Sendable {
     let server: ConveyServer
     /// The transport of the server when the run started.
     let transport: any ConveyTransport
+    /// The transport put in its place for the scope the run started in (`ScopedTransport`), if any.
+    let scopedReplacement: ScopedTransport.Replacement?
     /// The task's `sessionTag`.
     let tag: String?
     /// The idle timeout of each attempt (the task's, else the server's; at least 1 ms).
@@ -56,6 +58,7 @@ final class RunPlan: Sendable {
         let taskConfiguration = task.configuration
         self.server = server
         transport = server.transport
+        scopedReplacement = ScopedTransport.replacement
         tag = task.sessionTag
         idleTimeout = (taskConfiguration?.timeout ?? configuration.defaultTimeout).clampedTimeout
         totalTimeout = (deliveryTimeout ?? taskConfiguration?.totalTimeout ?? configuration.defaultTotalTimeout)?.clampedTimeout
@@ -75,6 +78,14 @@ final class RunPlan: Sendable {
         uploadProgress = UploadProgressRelay.relay(for: task)
         clock = configuration.runClock
         retryWaiter = configuration.retryWaiter
+    }
+}
+
+extension RunPlan {
+    /// The transport of a hop of attempt `attempt`: the server's, or its replacement in the run's scope.
+    func transport(forAttempt attempt: Int) -> any ConveyTransport {
+        guard let scopedReplacement else { return transport }
+        return scopedReplacement(transport, ExchangeOrigin(taskType: String(describing: echo.taskType), attempt: attempt))
     }
 }
 

@@ -8,6 +8,8 @@ struct AttemptRecord: Sendable {
     var method: String
     var url: URL?
     var requestHeaders: [String: String]
+    /// The request's fields in order, repeats kept.
+    var requestFields: Headers
     var requestBody: Data?
     var statusCode: Int?
     var responseHeaders: Headers
@@ -93,7 +95,7 @@ enum Echo {
         let sentRequest = request ?? exchange?.request
         var record = AttemptRecord(
             method: (sentRequest?.method ?? plan.method).rawValue, url: sentRequest?.url,
-            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestBody: sentRequest?.body,
+            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestFields: sentRequest?.fields ?? Headers(), requestBody: sentRequest?.body,
             statusCode: exchange?.head.statusCode, responseHeaders: exchange?.head.fields ?? Headers(),
             responseBody: exchange?.body, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,

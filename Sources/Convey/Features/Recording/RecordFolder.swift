@@ -32,7 +32,7 @@ struct RecordFolder: Sendable {
     }
 
     /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
-    private static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = days + 719_468
         let era = shifted / 146_097
         let dayOfEra = shifted - era * 146_097

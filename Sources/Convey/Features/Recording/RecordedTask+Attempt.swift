@@ -17,6 +17,7 @@ extension RecordedTask {
             responseBodySize: responseBodySize, responseBody: nil,
             error: attempt.error.map(EchoFormatter.summary(of:)),
             metrics: attempt.statusCode == nil || attempt.metrics.isEmpty ? nil : attempt.metrics)
+        requestFields = Array(redaction.maskedFields(attempt.requestFields))
         cacheStatus = attempt.cacheStatus == .network ? nil : attempt.cacheStatus
         certificateVerificationOff = attempt.certificateVerificationOff ? true : nil
         outboxItem = attempt.outboxItem?.id

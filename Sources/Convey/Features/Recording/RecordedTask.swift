@@ -42,6 +42,9 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     public var url: String?
     /// The request headers as sent, with credential values masked.
     public var requestHeaders: [String: String]
+    /// The request header fields in the order they were sent, repeats kept, masked as
+    /// `requestHeaders` is; `nil` in records written before the field existed.
+    public var requestFields: [Header]?
     /// The size of the request body in bytes (0 for none, or for a body streamed from a file).
     public var requestBodySize: Int
     /// The request body, when the recorder keeps bodies.

@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One entry of a HAR file, ready to answer a request: what it matches and what it answers with.
+struct HARFixture: Sendable {
+    /// What an entry answers with: a response, or the failure an exchange without one ended in.
+    enum Answer: Sendable {
+        /// A response; `failure`, when the exchange broke after it began (a body cut short), is
+        /// thrown once the body is delivered.
+        case response(ResponseHead, body: Data, failure: (kind: String, message: String)?)
+        /// `kind` is a `TransportFailure.Kind` raw value, or `timedOut`.
+        case failure(kind: String, message: String)
+    }
+
+    /// The entry's place in `log.entries`, from 0.
+    let position: Int
+    /// `METHOD URL` as the file writes it, for messages.
+    let name: String
+    let key: HARRequestKey
+    /// The request body, for telling apart entries that share method and URL.
+    let body: Data?
+    let answer: Answer
+
+    /// Delivers the entry's answer to `sink` as a transport would have for a request to `url`:
+    /// the head, the body, then the failure the entry records, if any.
+    func deliver(to url: URL, into sink: any ResponseBodySink) async throws {
+        switch answer {
+        case .response(var head, let body, let failure):
+            head.url = url
+            try await sink.deliver(TransportResponse(head: head, data: body))
+            if let failure { throw Self.error(kind: failure.kind, message: failure.message, url: url) }
+        case .failure(let kind, let message):
+            throw Self.error(kind: kind, message: message, url: url)
+        }
+    }
+
+    /// The error a recorded failure replays as: a timeout, or a transport failure of its kind.
+    private static func error(kind: String, message: String, url: URL) -> any Error {
+        let reason = "replayed from a HAR entry: \(message)"
+        if kind == "timedOut" { return URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: url, NSLocalizedDescriptionKey: reason]) }
+        let failureKind = TransportFailure.Kind(rawValue: kind) ?? .connectionLost
+        return ConveyError.transport(TransportFailure(kind: failureKind, code: URLError.Code.networkConnectionLost.rawValue, reason: reason, url: url))
+    }
+
+    /// HTTP versions as HAR writers spell them (`http/2.0`, `h2`, `HTTP/1.1`) in Convey's spelling.
+    static func httpVersion(_ text: String?) -> String {
+        switch text?.lowercased() ?? "" {
+        case "": "HTTP/1.1"
+        case "h2", "http/2", "http/2.0": "HTTP/2"
+        case "h3", "http/3", "http/3.0": "HTTP/3"
+        case let other: other.uppercased()
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// Exchanges kept in a HAR 1.2 file, answering Convey's requests in place of the network: a
+/// capture from a browser's developer tools, mitmproxy or Charles, or one Convey wrote. The whole
+/// pipeline runs as usual (hooks, status rules, decoding, retries, cache, echo), so tests of an
+/// app's real code run offline against real traffic.
+///
+/// ```swift
+/// let fixtures = try HARFixtures(file: URL(filePath: "Fixtures/users.har"))
+/// let user = try await fixtures.scope { try await FetchUser(id: 42).download() }
+/// ```
+///
+/// Matching, in file order: the method, the URL (query parameters in any order, a masked value
+/// standing for any value), and, where several entries share those but not their bodies, the
+/// body. Entries for one request answer in turn (a 503, then a 200), each once. A request no
+/// entry answers (or whose entries have all answered) fails with `HARError.unmatchedRequest`,
+/// naming it; in `passThrough`, `record` and `capture` modes it goes to the network instead (`Mode`).
+///
+/// What record and capture modes write is masked by `redaction` (the one rule echo and records
+/// use) unless `includingSecrets` asks to keep credentials, which the file's `comment` then says.
+/// Docs/fixtures.md has the rules, the modes and what of HAR is read.
+public final class HARFixtures: Sendable {
+    /// The HAR file.
+    public let file: URL
+    /// What happens to a request the file does not answer.
+    public let mode: Mode
+    /// The rule that masks what record and capture modes write.
+    public let redaction: Redaction
+    /// Whether record and capture modes write credentials as they are.
+    public let includesSecrets: Bool
+
+    let store: HARFixtureStore
+    /// How many entries of the file can never answer (not http(s), or a cancelled exchange).
+    let skippedEntryCount: Int
+
+    /// Reads `file` for `mode`.
+    ///
+    /// - Parameters:
+    ///   - file: the HAR file. In `replay` and `passThrough` modes it must exist; in `record` and
+    ///     `capture` modes it is created on the first exchange when missing.
+    ///   - mode: `replay` (the default) answers from the file only.
+    ///   - redaction: what to mask in what is written. Default: `Redaction.standard`; give your
+    ///     server's `configuration.redaction` when it hides more.
+    ///   - includingSecrets: keep credentials in what is written. Only for files that never leave
+    ///     your machine; the file's `comment` says it holds credentials.
+    /// - Throws: `HARError` when the file cannot be read or is not HAR.
+    public init(file: URL, mode: Mode = .replay, redaction: Redaction = .standard, includingSecrets: Bool = false) throws(HARError) {
+        self.file = file
+        self.mode = mode
+        self.redaction = redaction
+        includesSecrets = includingSecrets
+        let path = file.path(percentEncoded: false)
+        let read = try HARFixtureReader.read(path: path)
+        if read == nil, mode == .replay || mode == .passThrough {
+            throw HARError.unreadableFile(path: path, reason: "there is no such file")
+        }
+        store = HARFixtureStore(read?.fixtures ?? [])
+        skippedEntryCount = read?.skipped ?? 0
+    }
+
+    /// Runs `operation` with every exchange of every task run started inside it, on any server,
+    /// going through these fixtures; what the mode sends to the network goes through the server's
+    /// own transport. The scope is a task-local value: tests running in parallel each see only
+    /// their own fixtures. A scope inside another wraps it: the outer one is its network.
+    public func scope<Result>(isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> Result) async rethrows -> Result {
+        let outer = ScopedTransport.replacement
+        let replacement: ScopedTransport.Replacement = { [self] serverTransport, origin in
+            HARTransport(fixtures: self, network: outer?(serverTransport, origin) ?? serverTransport, origin: origin)
+        }
+        return try await ScopedTransport.$replacement.withValue(replacement, operation: operation, isolation: isolation)
+    }
+
+    /// A transport answering from these fixtures, sending what the mode sends to `network`:
+    /// for `ConveyServer.transport`, where `scope(_:)` is not wanted. Its entries carry no task
+    /// type or attempt (`_convey`), which only a scope knows.
+    @_spi(Transport)
+    public func transport(over network: any ConveyTransport) -> any ConveyTransport {
+        HARTransport(fixtures: self, network: network, origin: nil)
+    }
+
+    /// `METHOD URL` of each entry that has not answered a request yet, in file order: for a test
+    /// that checks every fixture was used.
+    public var unansweredEntries: [String] {
+        store.unansweredEntries.map(Redaction.standard.maskedText)
+    }
+
+    /// How record and capture modes mask what they write.
+    var privacy: HARPrivacy {
+        HARPrivacy(redaction: includesSecrets ? nil : redaction)
+    }
+}
