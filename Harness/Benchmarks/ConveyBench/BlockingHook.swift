@@ -38,6 +38,8 @@ enum BlockingHookBench {
         var requestsPerSecond: Double
         var timeouts: Int
         var blocks: Int
+        /// The slowest GET that succeeded, in milliseconds.
+        var slowest: Double
     }
 
     static func run(base: URL, requests: Int, rounds: Int) async throws {
@@ -52,16 +54,17 @@ enum BlockingHookBench {
                 let result = try await batch(server, requests: requests, blocking: blocking)
                 if blocking { beside.append(result) } else { alone.append(result) }
                 print("  round \(round) · \(blocking ? "beside the blocking hook (\(result.blocks) blocks)" : "alone"): "
-                      + "\(format(result.requestsPerSecond)) req/s, \(result.timeouts) timeouts")
+                      + "\(format(result.requestsPerSecond)) req/s, \(result.timeouts) timeouts, slowest \(format(result.slowest, 1)) ms")
             }
         }
         let ratios = zip(beside, alone).map { $0.requestsPerSecond / $1.requestsPerSecond }
         print("\nMedians of \(rounds) rounds, (min–max) over the rounds; the ratio is per round, beside the hook over alone:\n")
-        print("| GETs | req/s | timeouts (of \(requests) per batch) | throughput × alone |")
-        print("|---|---|---|---|")
-        print("| alone | \(spread(alone.map(\.requestsPerSecond))) | \(spread(alone.map { Double($0.timeouts) })) | – |")
+        print("| GETs | req/s | timeouts (of \(requests) per batch) | slowest GET, ms | throughput × alone |")
+        print("|---|---|---|---|---|")
+        print("| alone | \(spread(alone.map(\.requestsPerSecond))) | \(spread(alone.map { Double($0.timeouts) })) | "
+              + "\(spread(alone.map(\.slowest), digits: 1)) | – |")
         print("| beside the blocking hook | \(spread(beside.map(\.requestsPerSecond))) | \(spread(beside.map { Double($0.timeouts) })) | "
-              + "\(spread(ratios, digits: 2)) |")
+              + "\(spread(beside.map(\.slowest), digits: 1)) | \(spread(ratios, digits: 2)) |")
     }
 
     /// Runs `requests` GETs, 64 in flight, with the blocking task beside them when `blocking`.
@@ -95,7 +98,8 @@ enum BlockingHookBench {
         }
         blocker?.cancel()
         await blocker?.value
-        return Batch(requestsPerSecond: measurement.requestsPerSecond, timeouts: timeouts.value, blocks: blocks.value)
+        return Batch(requestsPerSecond: measurement.requestsPerSecond, timeouts: timeouts.value, blocks: blocks.value,
+                     slowest: measurement.slowest / 1000)
     }
 }
 

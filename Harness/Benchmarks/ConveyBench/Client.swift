@@ -7,6 +7,8 @@ struct Measurement {
     var requestsPerSecond: Double
     var p50: Double
     var p99: Double
+    /// The slowest request's latency, in microseconds.
+    var slowest: Double = 0
     var cpuPerRequest: Double
     /// Voluntary + involuntary context switches of the process that ran the batch, per request.
     var contextSwitchesPerRequest: Double
@@ -87,6 +89,7 @@ func measureWorkers(requests: Int, concurrency: Int,
     return Measurement(requestsPerSecond: count / seconds,
                        p50: latencies.isEmpty ? 0 : latencies[latencies.count / 2],
                        p99: latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, latencies.count * 99 / 100)],
+                       slowest: latencies.last ?? 0,
                        cpuPerRequest: cpu / count,
                        contextSwitchesPerRequest: Double(switches) / count,
                        coresUsed: cpu / 1e6 / seconds,
