@@ -172,9 +172,9 @@ struct LegacyHookCompileTests {
     static let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    /// The module maps of the C modules `Convey` imports, for the compiler to load them: a module
-    /// built for testing (`-enable-testing`, as debug builds are) lists its internal imports as
-    /// dependencies of its clients.
+    /// The module maps of the C modules `Convey` imports, for the compiler to load them: `internal
+    /// import` hides a dependency from clients only in library-evolution mode, which Convey is not
+    /// built in, so a client compiler still loads them (SwiftPM passes them to a package's clients).
     static func cModuleMaps(build: URL) -> [String] {
         [packageRoot.appending(path: "Sources/CCurl/module.modulemap"), packageRoot.appending(path: "Sources/CZlib/module.modulemap"),
          build.appending(path: "CConveyCurlShim.build/module.modulemap")]
