@@ -212,6 +212,7 @@ extension TaskRunner {
     /// to the actor.
     @ConveyActor
     private static func start<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery) async -> (RunPlan, ActiveRun, BuiltAttempt) {
+        ActorVisits.entered(.start, for: T.self)
         let plan = RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, usesCache: delivery.keepsBodyInMemory)
         let run = ActiveRun(tag: plan.tag, taskType: T.self, totalTimeout: plan.totalTimeout, clock: plan.clock)
         run.begin()
@@ -222,6 +223,7 @@ extension TaskRunner {
     /// `willSendRequest` (when the task has it) and the fields it returned checked.
     @ConveyActor
     private static func build<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan, run: ActiveRun) async -> BuiltAttempt {
+        ActorVisits.entered(.build, for: T.self)
         var built = BuiltAttempt(number: run.attemptNumber)
         do {
             try run.step { machine, now in machine.attemptStarting(at: now) }.proceedOrThrow()
@@ -254,18 +256,21 @@ extension TaskRunner {
 
     @ConveyActor
     private static func didReceiveResponse(_ task: T, exchange: Exchange) async throws {
+        ActorVisits.entered(.didReceiveResponse, for: T.self)
         guard let response = T.HookResponse.hookParameter(exchange.head) else { return }
         try await Hooks.call(.didReceiveResponse, of: T.self) { try await task.didReceiveResponse(response: response, data: exchange.body) }
     }
 
     @ConveyActor
     private static func retryInterval(_ task: T, after error: any Error, count: Int) -> TimeInterval? {
-        Hooks.callNow(.retryInterval, of: T.self) { task.retryInterval(afterError: error, count: count) }
+        ActorVisits.entered(.retryInterval, for: T.self)
+        return Hooks.callNow(.retryInterval, of: T.self) { task.retryInterval(afterError: error, count: count) }
     }
 
     @ConveyActor
     private static func refreshCredentials(_ server: ConveyServer, after unauthorized: HTTPError, sentGeneration: Int) async -> Bool {
-        await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: sentGeneration)
+        ActorVisits.entered(.refreshCredentials, for: T.self)
+        return await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: sentGeneration)
     }
 
     /// The success hooks, in their order, in one visit to the actor (none when there is none to call).
@@ -279,6 +284,7 @@ extension TaskRunner {
     @ConveyActor
     private static func succeeded<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan,
                                                               response: ServerResponse<Delivery.Output>, callsDidFinish: Bool) async {
+        ActorVisits.entered(.succeeded, for: T.self)
         if callsDidFinish { await delivery.callDidFinish(response) }
         let exchange = ServerResponse(payload: response.data, exchange: response.exchange)
         if plan.hooks.mustCall(.didSucceed) { await Hooks.call(.didSucceed, of: T.self) { await task.didSucceed(with: exchange) } }
@@ -293,6 +299,7 @@ extension TaskRunner {
 
     @ConveyActor
     private static func failed(_ task: T, plan: RunPlan, failure: any Error, lastExchange: Exchange?) async {
+        ActorVisits.entered(.failed, for: T.self)
         if plan.hooks.mustCall(.didFail) { await Hooks.call(.didFail, of: T.self) { await task.didFail(with: failure) } }
         if plan.callsServerDidFinish {
             await plan.server.didFinish(task: task, response: lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: failure)
