@@ -45,7 +45,7 @@ struct BenchSmokeTests {
         let blocking = try #require(run.stdout.components(separatedBy: "\n## ").first {
             $0.hasPrefix("64 × 1 KB GET with a 100 ms idle timeout, beside a hook that blocks 150 ms every 0.5 s:")
         }, "\(run.output)")
-        #expect(blocking.contains("| GETs | req/s | timeouts (of 64 per batch) | throughput × alone |"))
+        #expect(blocking.contains("| GETs | req/s | timeouts (of 64 per batch) | slowest GET, ms | throughput × alone |"))
         #expect(blocking.contains("| alone | "))
         #expect(blocking.contains("| beside the blocking hook | "))
         #expect(run.stdout.contains("Peak RSS: "))

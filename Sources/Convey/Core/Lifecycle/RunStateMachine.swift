@@ -158,11 +158,13 @@ struct RunStateMachine {
         }
     }
 
-    /// The delivery holds `hold` for the attempt (a claimed partial file): the state keeps it
-    /// until the run succeeds with it or lets it go.
+    /// The delivery holds `hold` for the attempt (a claimed partial file, a stream's transfer):
+    /// the state keeps it until the run succeeds with it or lets it go. An attempt holds one
+    /// thing at most: a second would be lost, so it is refused.
     mutating func holding(_ hold: any AttemptHold) -> StepAction {
         switch state {
         case .building(var attempt), .exchanging(var attempt, _), .receiving(var attempt):
+            guard attempt.hold == nil else { return .fail(reject(.holding)) }
             attempt.hold = hold
             replaceAttempt(with: attempt)
             return .proceed

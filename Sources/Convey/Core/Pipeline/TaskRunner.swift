@@ -121,7 +121,10 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                                                                    attempt: context, holding: built.hold)
                 if let acquired {
                     hold = acquired
-                    try run.step { machine in machine.holding(acquired) }.proceedOrThrow()
+                    if case .fail(let error) = run.step({ machine in machine.holding(acquired) }) {
+                        acquired.release()
+                        throw error
+                    }
                 }
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: plan.idleTimeout)
@@ -238,8 +241,11 @@ extension TaskRunner {
             }
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             if let hold = try delivery.prepare(&request) {
+                if case .fail(let error) = run.step({ machine in machine.holding(hold) }) {
+                    hold.release()
+                    throw error
+                }
                 built.hold = hold
-                try run.step { machine in machine.holding(hold) }.proceedOrThrow()
             }
             if plan.hooks.mustCall(.willSendRequest) {
                 let parameter = T.HookRequest.hookParameter(request)

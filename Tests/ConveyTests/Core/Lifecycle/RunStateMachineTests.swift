@@ -360,6 +360,15 @@ struct LifecycleRunStateMachineTests {
         #expect((kept as? Held) === held)
     }
 
+    @Test func aSecondHoldInOneAttemptIsRefusedAndTheFirstIsKept() {
+        var machine = exchanging()
+        let first = Held()
+        #expect(machine.holding(first).failure == nil)
+        #expect(machine.holding(Held()).failure as? RunStateMachine.IllegalTransition == .init(event: .holding, phase: .exchanging))
+        let action = machine.attemptFailed(unavailable, at: at(.seconds(1)), retryInterval: RetryRule(nil).interval)
+        #expect((action.released as? Held) === first)
+    }
+
     @Test func whatARunStoppedWithThePayloadInHandHeldIsLetGo() {
         var machine = exchanging()
         let held = Held()

@@ -66,7 +66,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Set when a re-send of a request that must not be repeated was stopped.
     private var resendRefused = false
     /// Resumed by the loop, exactly once, when the transfer is over.
-    var continuation: UnsafeContinuation<Void, Never>?
+    var continuation: CheckedContinuation<Void, Never>?
 
     /// Prepares `easy` for `transportRequest`. Throws a `URLError` when the body file cannot be opened.
     init(_ transportRequest: TransportRequest, connectTimeout: Duration,

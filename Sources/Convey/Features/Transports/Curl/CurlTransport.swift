@@ -204,7 +204,9 @@ public final class CurlTransport: ConveyTransport {
         // queued jobs (app hooks) on the loop's thread whenever it held the actor.
         await withTaskCancellationHandler {
             _ = isolation
-            await withUnsafeContinuation { continuation in
+            // A checked continuation: its hand-off is one ThreadSanitizer follows (an unsafe one is
+            // resumed from the loop thread in a way TSan reports as a race on the task's frame).
+            await withCheckedContinuation { continuation in
                 transfer.continuation = continuation
                 pool.start(transfer)
             }
