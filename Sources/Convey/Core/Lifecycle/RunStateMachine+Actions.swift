@@ -16,23 +16,13 @@ extension RunStateMachine {
         var description: String { "Convey internal error: \(event.rawValue) is not allowed while the run is \(phase)" }
     }
 
-    /// What `TaskRunner` does after a step of an attempt.
-    enum StepAction {
-        /// Go on with the attempt.
-        case proceed
-        /// End the attempt with this error (the run was stopped, or the step was not allowed).
-        case fail(any Error)
-
-        /// Returns for `.proceed`; throws the error of `.fail`.
-        func proceedOrThrow() throws {
-            if case .fail(let error) = self { throw error }
-        }
-    }
-
-    /// What `TaskRunner` does next, after an attempt ended, a credential refresh or a retry
-    /// wait: the actions of its event → action loop, which starts with `.startAttempt`. An
+    /// What `TaskRunner` does next, after each event: the one action type of its event → action
+    /// loop, which starts with `.startAttempt`. Within an attempt a step says `.proceed` or
+    /// `.fail`; after it, the machine decides the next attempt, a refresh, a wait or the end. An
     /// action that ends an attempt names what the attempt held, for the runner to let go.
     enum RunAction {
+        /// Go on with the attempt's next step.
+        case proceed
         /// Start an attempt now: build, send, check, make the payload.
         case startAttempt
         /// Ask the server to refresh its credentials after this 401.
@@ -50,10 +40,15 @@ extension RunStateMachine {
             return nil
         }
 
+        /// Returns for `.proceed` (and every action but `.fail`); throws the error of `.fail`.
+        func proceedOrThrow() throws {
+            if case .fail(let error, _) = self { throw error }
+        }
+
         /// What the ended attempt held, to let go.
         var released: (any AttemptHold)? {
             switch self {
-            case .startAttempt, .succeed: nil
+            case .proceed, .startAttempt, .succeed: nil
             case .refreshCredentials(_, let hold), .waitToRetry(_, let hold), .fail(_, let hold): hold
             }
         }

@@ -147,42 +147,42 @@ struct RunStateMachine {
     // MARK: - The steps of an attempt
 
     /// An attempt starts building its request at `now`; none starts once the deadline has passed.
-    mutating func attemptStarting(at now: ContinuousClock.Instant) -> StepAction {
+    mutating func attemptStarting(at now: ContinuousClock.Instant) -> RunAction {
         switch state {
         case .idle:
             state = .building(Attempt(number: attemptNumber))
             _ = deadlinePassed(at: now)
-            return stop == nil ? .proceed : .fail(stopError)
+            return stop == nil ? .proceed : .fail(stopError, release: nil)
         case .building, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.attemptStarting))
+            return .fail(reject(.attemptStarting), release: nil)
         }
     }
 
     /// The delivery holds `hold` for the attempt (a claimed partial file, a stream's transfer):
     /// the state keeps it until the run succeeds with it or lets it go. An attempt holds one
     /// thing at most: a second would be lost, so it is refused.
-    mutating func holding(_ hold: any AttemptHold) -> StepAction {
+    mutating func holding(_ hold: any AttemptHold) -> RunAction {
         switch state {
         case .building(var attempt), .exchanging(var attempt, _), .receiving(var attempt):
-            guard attempt.hold == nil else { return .fail(reject(.holding)) }
+            guard attempt.hold == nil else { return .fail(reject(.holding), release: nil) }
             attempt.hold = hold
             replaceAttempt(with: attempt)
             return .proceed
         case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.holding))
+            return .fail(reject(.holding), release: nil)
         }
     }
 
     /// The attempt's request is built and goes out to `url` now. A stopped run sends nothing.
-    mutating func exchangeStarting(url: URL?) -> StepAction {
+    mutating func exchangeStarting(url: URL?) -> RunAction {
         switch state {
         case .building(let attempt):
             self.url = url
-            guard stop == nil else { return .fail(stopError) }
+            guard stop == nil else { return .fail(stopError, release: nil) }
             state = .exchanging(attempt, cancel: nil)
             return .proceed
         case .idle, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.exchangeStarting))
+            return .fail(reject(.exchangeStarting), release: nil)
         }
     }
 
@@ -203,14 +203,14 @@ struct RunStateMachine {
 
     /// The exchange brought back a response: its head, and its body when that is kept in memory.
     /// A response that arrives after a stop does not undo it.
-    mutating func responseReceived() -> StepAction {
+    mutating func responseReceived() -> RunAction {
         switch state {
         case .exchanging(let attempt, _):
-            guard stop == nil else { return .fail(stopError) }
+            guard stop == nil else { return .fail(stopError, release: nil) }
             state = .receiving(attempt)
             return .proceed
         case .idle, .building, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
-            return .fail(reject(.responseReceived))
+            return .fail(reject(.responseReceived), release: nil)
         }
     }
 
@@ -285,14 +285,14 @@ struct RunStateMachine {
 
     /// The scheduled wait starts now: `launch` starts it, and the waiting state owns it. A
     /// stopped run launches no wait; `retryWaitEnded` then ends it.
-    mutating func retryWaitStarting(launch: () -> any CancellableWork) -> StepAction {
+    mutating func retryWaitStarting(launch: () -> any CancellableWork) -> RunAction {
         switch state {
         case .retryScheduled(let until):
-            guard stop == nil else { return .fail(stopError) }
+            guard stop == nil else { return .fail(stopError, release: nil) }
             state = .waitingToRetry(until: until, wait: launch())
             return .proceed
         case .idle, .building, .exchanging, .receiving, .refreshingCredentials, .waitingToRetry, .finished:
-            return .fail(reject(.retryWaitStarting))
+            return .fail(reject(.retryWaitStarting), release: nil)
         }
     }
 

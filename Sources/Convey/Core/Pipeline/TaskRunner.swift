@@ -83,6 +83,11 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                 }
                 await Self.finish(task, delivery: delivery, plan: plan, response: response)
                 return response
+            case .proceed:
+                // Only a step within an attempt proceeds; the attempt's end always decides.
+                let defect = RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")
+                assertionFailure(defect.description)
+                action = .fail(defect, release: nil)
             case .fail(let error, let release):
                 release?.release()
                 Self.assertLegal(error)
@@ -121,7 +126,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                                                                    attempt: context, holding: built.hold)
                 if let acquired {
                     hold = acquired
-                    if case .fail(let error) = run.step({ machine in machine.holding(acquired) }) {
+                    if case .fail(let error, _) = run.step({ machine in machine.holding(acquired) }) {
                         acquired.release()
                         throw error
                     }
@@ -241,7 +246,7 @@ extension TaskRunner {
             }
             var request = try await RequestBuilder.request(for: task, server: server, body: body)
             if let hold = try delivery.prepare(&request) {
-                if case .fail(let error) = run.step({ machine in machine.holding(hold) }) {
+                if case .fail(let error, _) = run.step({ machine in machine.holding(hold) }) {
                     hold.release()
                     throw error
                 }
@@ -311,6 +316,11 @@ extension TaskRunner {
             await plan.server.didFinish(task: task, response: lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: failure)
         }
     }
+}
+
+/// A defect in Convey's runner, reported as the run's failure in a release build.
+struct RunnerDefect: Error, CustomStringConvertible {
+    let description: String
 }
 
 extension Result {

@@ -383,7 +383,7 @@ struct LifecycleRunStateMachineTests {
 
 extension RunStateMachine {
     /// The exchange starts, and `launch` (the work that cancels it) is registered when it did.
-    mutating func exchangeStarting(url: URL?, launch: () -> any CancellableWork) -> StepAction {
+    mutating func exchangeStarting(url: URL?, launch: () -> any CancellableWork) -> RunAction {
         let action = exchangeStarting(url: url)
         if case .proceed = action { _ = exchangeCancellable(by: launch()) }
         return action
@@ -428,13 +428,6 @@ func totalTimeout(_ error: (any Error)?) -> TimeoutFailure? {
     return failure
 }
 
-extension RunStateMachine.StepAction {
-    /// The error of `.fail`, `nil` for `.proceed`.
-    var failure: (any Error)? {
-        if case .fail(let error) = self { return error }
-        return nil
-    }
-}
 
 extension RunStateMachine.RunAction {
     /// The wait of `.waitToRetry`.
