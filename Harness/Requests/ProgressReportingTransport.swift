@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// Wraps a transport to feed every transfer's progress to a progress bar.

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// A request as the command line describes it: target, path, query, headers, body and echo.

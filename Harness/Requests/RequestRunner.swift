@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// Sends one manual task and prints its result: shared by the method commands and `replay`.

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// Sends one manual task and prints its response as it arrives: lines (`--stream`) or

@@ -1,5 +1,5 @@
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

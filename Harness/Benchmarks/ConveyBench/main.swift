@@ -21,7 +21,7 @@
 // CurlTransport alone with each number of event loops (`CurlTransport.Configuration.eventLoops`),
 // in the same rounds, and each count's throughput and CPU are given against the first count's.
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

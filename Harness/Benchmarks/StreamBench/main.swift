@@ -6,7 +6,7 @@
 //   StreamBench --quick    2 s paced, 100,000 unpaced, 20,000 over loopback
 //   StreamBench --smoke    tiny counts, for the test suite
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Both transports against `scripts/fault-server.py`: the same fault ends as the same kind of
 /// failure, a request that must not be repeated is sent once, and nothing unsafe goes out.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// What the streaming seam guarantees against the fault server: a head or body that is not what
 /// it claims is a typed error, never a success; limits stop a transfer as soon as they are passed;

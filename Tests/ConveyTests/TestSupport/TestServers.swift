@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// The local servers `scripts/test` starts: httpbin under gunicorn, nginx, the fault server and the event server.
 enum TestServers {

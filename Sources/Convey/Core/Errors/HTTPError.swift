@@ -201,9 +201,6 @@ extension HTTPError {
         public static let notExtended = Self(statusCode: 510)
         /// 511 Network Authentication Required.
         public static let networkAuthenticationRequired = Self(statusCode: 511)
-        /// The old name of `internalServer`.
-        @available(*, deprecated, renamed: "internalServer")
-        public static var internalServerError: ServerError { .internalServer }
 
         public var description: String { "\(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode))" }
 

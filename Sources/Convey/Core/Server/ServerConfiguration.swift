@@ -76,7 +76,7 @@ public struct ServerConfiguration: Sendable {
     /// The transport a server makes when none is set on it. Default: `.platformDefault`
     /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
     /// See Docs/transports.md.
-    public var builtInTransport: BuiltInTransport = .platformDefault
+    @_spi(Transport) public var builtInTransport: BuiltInTransport = .platformDefault
     /// How the built-in transport secures connections: trust roots, pinned public keys, the lowest
     /// TLS version, a client certificate. Default: the system's trust, no pins, TLS 1.2 or later.
     /// Only `CurlTransport` does more than the default; see Docs/tls-and-proxies.md.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Every public text of every error type, checked for a URL password, a `?token=` value and a cookie.
 @Suite("Error texts mask credentials")

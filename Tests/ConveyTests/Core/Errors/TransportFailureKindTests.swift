@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Transport failures by kind: each its own sentence, and `RetryPolicy` deciding by kind.
 struct TransportFailureKindTests {

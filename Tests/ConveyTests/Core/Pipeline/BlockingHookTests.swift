@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// App code on `@ConveyActor` that blocks never stalls the transfers of other tasks: the actor is
 /// not the thread that moves sockets. Only outcomes are asserted.

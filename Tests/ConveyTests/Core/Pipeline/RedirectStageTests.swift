@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// The pipeline follows redirects itself, for every delivery, over a transport that never does
 /// (a stub answers each hop as it comes, as both real transports now do).

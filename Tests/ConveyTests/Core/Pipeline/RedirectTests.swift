@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Convey's one redirect policy (URLSession's rules), which the pipeline applies on every transport.
 struct RedirectTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 // The README's example types, verbatim, run against a stub that answers like the real API.
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A server adding its own headers, some clashing with the defaults.
 final class HeaderServer: ConveyServer {

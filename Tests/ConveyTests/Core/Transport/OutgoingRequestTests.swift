@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Convey's own request: fields kept in order with repeats from the task to the wire, and
 /// Foundation's `URLRequest` only when asked for.

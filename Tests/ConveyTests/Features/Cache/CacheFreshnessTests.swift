@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Freshness decisions through the whole pipeline, against a stub origin, with time moved by an
 /// injected clock: heuristics, request directives, immutable, stale-while-revalidate,

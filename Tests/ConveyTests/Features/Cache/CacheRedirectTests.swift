@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Each hop of a redirect the pipeline follows goes through the cache (RFC 9110 §15.4), so
 /// permanent ones are stored and followed from the cache; against a stub origin that counts what reaches it.

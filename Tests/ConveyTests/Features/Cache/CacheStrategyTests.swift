@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Each strategy's exact behaviour, against a stub origin that counts what it is sent.
 @Suite("Cache strategies")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// The cache against the real local nginx (strong ETags, 304 on If-None-Match) and httpbin
 /// (`/etag/E`, `/cache`, `/cache/N`, `/response-headers`).

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A stored response answers only requests with the same credentials: every kind of credential,
 /// every kind of cacheable response, in sequence and concurrently, in memory and on disk.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Identical GET and HEAD requests in flight share one exchange; the stub origin counts what
 /// reaches it and holds its answers until every caller has joined.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// The files a download creates, through a stub: owner-only unless asked otherwise, never
 /// written through a link planted beside the destination, and one download per destination.

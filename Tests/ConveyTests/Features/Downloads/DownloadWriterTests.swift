@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A download's bytes reach its partial file on a writer queue, off the transport's thread: a
 /// write that fails still ends the download with its typed error, and a writer that falls behind

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Downloads to a file against the local nginx (byte ranges, strong ETags, a 16 MiB file): the
 /// file is complete or absent, a broken transfer resumes exactly, a changed file starts over.

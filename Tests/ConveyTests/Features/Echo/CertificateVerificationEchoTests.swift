@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 private struct Probe: ServerTask {
     let server: ConveyServer

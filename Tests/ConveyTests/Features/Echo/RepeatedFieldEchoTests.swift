@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Repeated response fields reach echo and recordings as they came, and so do the exchange's timings.
 @Suite("Echo of repeated fields and timings")

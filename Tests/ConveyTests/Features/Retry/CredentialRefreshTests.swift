@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A server whose token starts stale; refreshing it (slowly, to let 401s pile up) makes it valid.
 final class TokenServer: ConveyServer {

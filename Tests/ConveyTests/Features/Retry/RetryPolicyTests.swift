@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 @Suite("Retry policy")
 struct RetryPolicyTests {

@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A task that retries by policy and logs its hooks.
 private struct RetryingTask: DownloadingTask {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A GET whose response the streaming tests read as it arrives.
 struct StreamedGet: ServerTask {

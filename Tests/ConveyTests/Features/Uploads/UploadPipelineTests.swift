@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Upload bodies through the whole pipeline, against stub transports: what is sent, what is
 /// refused before sending, and what is left on disk afterwards.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// A directory of its own for one test's files and staged bodies, removed by `remove()`.
 struct ScratchDirectory {

@@ -26,7 +26,7 @@ import Security
 ///
 /// Cookies live in a jar of the transport's own, in memory, on every platform
 /// (`TransportCookieJar`), never in the process's shared `HTTPCookieStorage`.
-public final class URLSessionTransport: ConveyTransport {
+@_spi(Transport) public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let timeout: Duration

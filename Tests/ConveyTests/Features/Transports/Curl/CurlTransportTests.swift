@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// What only the curl transport offers or must guarantee, on the wire.
 @Suite("CurlTransport", .wire)

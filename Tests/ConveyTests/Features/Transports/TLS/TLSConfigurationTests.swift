@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 #if canImport(CConveyCurlShim)
 import CCurl
 #endif

@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// What `CurlTransport` reports about a TLS connection: its version, its reuse and whether the
 /// certificate was verified, against the test CA's nginx servers.

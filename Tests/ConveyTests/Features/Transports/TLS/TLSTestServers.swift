@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// The TLS servers, test CA and proxies `scripts/with-test-servers` starts (see its header).
 enum TLSTestServers {

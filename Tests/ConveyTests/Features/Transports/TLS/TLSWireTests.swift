@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @testable import Convey
 
 /// Trust, pinning, TLS versions and client certificates against the test CA's nginx servers, on
 /// `CurlTransport` (URLSession on Linux has no hook for any of them: see `URLSessionTLSTests`).
