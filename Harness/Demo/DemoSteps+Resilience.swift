@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// Counts a task's attempts across retries; tasks are values, so the count lives here.

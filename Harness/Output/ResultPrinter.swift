@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// Prints a manual run's result: for people (status line, headers, body, timing) or as JSON.

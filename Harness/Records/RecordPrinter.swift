@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// Prints records for people: a table for `recorded list`, every detail for `recorded show`.

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// What a record says to send, checked to be sendable as recorded.

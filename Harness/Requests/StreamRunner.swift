@@ -1,4 +1,4 @@
-@_spi(Transport) import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// Sends one manual task and prints its response as it arrives: lines (`--stream`) or

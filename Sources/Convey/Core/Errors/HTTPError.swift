@@ -211,8 +211,8 @@ extension HTTPError {
     }
 }
 
-/// Facts about HTTP status codes.
-public enum HTTPStatus {
+/// Facts about HTTP status codes: Convey's SPI for its own tools (`@_spi(Tools) import Convey`).
+@_spi(Tools) public enum HTTPStatus {
     /// The standard reason phrase for a status code (RFC 9110 §15 and common extensions), such as
     /// "OK" or "Not Found"; for a code with none, the name of its class, such as "Server Error".
     public static func reasonPhrase(for code: Int) -> String {

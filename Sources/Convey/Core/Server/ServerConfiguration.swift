@@ -3,10 +3,10 @@ import Foundation
 /// Settings that apply to every task run against one server. Tasks override some per run
 /// through `TaskConfiguration`.
 public struct ServerConfiguration: Sendable {
-    /// Encodes JSON upload payloads. Default: `JSONCoding.makeEncoder()`: ISO 8601 dates with
+    /// Encodes JSON upload payloads. Default: Convey's own: ISO 8601 dates with
     /// fractional seconds, keys as declared, sorted keys, base64 data.
     public var defaultEncoder: JSONEncoder
-    /// Decodes JSON download payloads. Default: `JSONCoding.makeDecoder()`: ISO 8601 dates with or
+    /// Decodes JSON download payloads. Default: Convey's own: ISO 8601 dates with or
     /// without fractional seconds, keys as declared, base64 data.
     public var defaultDecoder: JSONDecoder
     /// When `true` (the default), every status outside 200–299 throws an `HTTPError`. When `false`,

@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@_spi(Transport) @testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Login: JSONUploadingTask {
     struct Credentials: Encodable, Sendable { let user: String, password: String }
