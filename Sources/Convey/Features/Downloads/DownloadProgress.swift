@@ -18,5 +18,5 @@ public struct DownloadProgress: Sendable, Hashable {
     }
 }
 
-/// Receives download progress as the body is written, from any thread.
-public typealias DownloadProgressHandler = @Sendable (DownloadProgress) -> Void
+/// Receives download progress as the body is written (the type of `FileDownloadingTask.downloadProgressHandler`).
+typealias DownloadProgressHandler = @Sendable (DownloadProgress) -> Void

@@ -18,14 +18,14 @@ public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == UR
     /// Whether a partial file left by a broken transfer is resumed. Default: `true`.
     var resumesPartialDownloads: Bool { get }
     /// Called as bytes are written, from any thread. Default: `nil`.
-    var downloadProgressHandler: DownloadProgressHandler? { get }
+    var downloadProgressHandler: (@Sendable (DownloadProgress) -> Void)? { get }
     /// The permissions the finished file gets. Default: `.ownerOnly` (0600).
     var downloadedFilePermissions: FilePermissions { get }
 }
 
 extension FileDownloadingTask {
     public var resumesPartialDownloads: Bool { true }
-    public var downloadProgressHandler: DownloadProgressHandler? { nil }
+    public var downloadProgressHandler: (@Sendable (DownloadProgress) -> Void)? { nil }
     public var downloadedFilePermissions: FilePermissions { .ownerOnly }
 
     /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)`
@@ -74,7 +74,7 @@ extension DownloadingTask {
     /// `didFinish(with:)`.
     @discardableResult
     public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
-                         progress: DownloadProgressHandler? = nil) async throws -> ServerResponse<URL> {
+                         progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> ServerResponse<URL> {
         try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, permissions: permissions,
                                                           progress: progress))
     }

@@ -7,8 +7,6 @@ import Foundation
 /// longer than `maximumLineLength` bytes ends the sequence with `ConveyError.responseTooLarge`,
 /// so a body that never ends a line cannot fill memory.
 public struct ResponseLines: AsyncSequence, Sendable {
-    public typealias Element = String
-
     /// The longest line accepted by default: 1 MiB.
     public static var defaultMaximumLineLength: Int { 1 << 20 }
 

@@ -22,8 +22,6 @@ import Foundation
 /// - A transfer that fails mid-way ends the loop with a `ConveyError` naming the URL (and, for
 ///   transport failures, how many body bytes had arrived), after the chunks that came before it.
 public struct ResponseStream: AsyncSequence, Sendable {
-    public typealias Element = Data
-
     /// How many body bytes may wait for a reader by default: 1 MiB.
     public static var defaultBufferSize: Int { 1 << 20 }
 

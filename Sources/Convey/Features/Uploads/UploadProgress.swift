@@ -20,8 +20,8 @@ public struct UploadProgress: Sendable, Hashable {
     }
 }
 
-/// Receives upload progress as the body goes out, from any thread.
-public typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
+/// Receives upload progress as the body goes out (the type of `UploadingTask.uploadProgressHandler`).
+typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
 
 /// Passes a transport's progress on to a task's `uploadProgressHandler`: the upload side only,
 /// only when it changed, and never on the transport's thread. The transport reports from its own

@@ -13,7 +13,7 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
     /// Whether the body is gzipped. Default: the server's `uploadCompression` (`.none` unless set).
     var uploadCompression: UploadCompression { get }
     /// Called as the body goes out, from any thread. Default: `nil`.
-    var uploadProgressHandler: UploadProgressHandler? { get }
+    var uploadProgressHandler: (@Sendable (UploadProgress) -> Void)? { get }
     /// Where bodies too large for memory (and multipart bodies with file parts) are staged while
     /// they are sent; each staged file is removed after its attempt. Default: the temporary directory.
     var stagingDirectory: URL { get }
@@ -22,7 +22,7 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
 extension UploadingTask {
     public var encoder: JSONEncoder { server.configuration.defaultEncoder }
     public var uploadCompression: UploadCompression { server.configuration.uploadCompression }
-    public var uploadProgressHandler: UploadProgressHandler? { nil }
+    public var uploadProgressHandler: (@Sendable (UploadProgress) -> Void)? { nil }
     public var stagingDirectory: URL { FileManager.default.temporaryDirectory }
 
     /// A body of bytes in memory, gzipped off the actor when `uploadCompression` applies to its size.

@@ -134,7 +134,7 @@ struct FileUpload: FileUploadingTask {
     var contentType = "application/octet-stream"
     var stagingDirectory: URL
     var uploadCompression: UploadCompression = .none
-    var uploadProgressHandler: UploadProgressHandler?
+    var uploadProgressHandler: (@Sendable (UploadProgress) -> Void)?
 }
 
 /// A JSON upload that keeps the default `uploadCompression`, the server's.

@@ -20,8 +20,6 @@ import Foundation
 /// - with `ConveyError.cancelled` when the reading task is cancelled; leaving the loop ends the
 ///   connection at once.
 public struct ServerSentEvents: AsyncSequence, Sendable {
-    public typealias Element = ServerSentEvent
-
     /// How the reader reconnects, and how large events may be.
     public struct Configuration: Sendable {
         /// Whether to reconnect after the connection drops. Default: `true`.
