@@ -49,7 +49,8 @@ extension ExitCode {
             self.init(status: http.statusCode)
         } else if let convey = error as? ConveyError {
             switch convey {
-            case .transport, .timedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote, .cache: self = .noResponse
+            case .transport, .attemptTimedOut, .totalTimedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote,
+                 .notCached, .cacheFolderUnavailable: self = .noResponse
             case .invalidURL: self = .usage
             case .cancelled: self = .interrupted
             case .encodingFailed, .invalidHeaderField, .decodingFailed: self = .localFailure

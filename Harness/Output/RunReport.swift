@@ -32,7 +32,7 @@ struct RunReport: Sendable {
         self.error = error
         self.duration = response?.duration ?? duration
         self.exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: response?.statusCode ?? 200) }
-        self.errorText = error.map { redaction.maskedText(($0 as? any PresentableError)?.logDetail ?? String(describing: $0)) }
+        self.errorText = error.map { redaction.maskedText(String(describing: $0)) }
         self.warnings = warnings
     }
 
@@ -71,12 +71,12 @@ struct RunReport: Sendable {
         guard let convey = error as? ConveyError else { return "other" }
         return switch convey {
         case .transport: "transport"
-        case .timedOut: "timeout"
+        case .attemptTimedOut, .totalTimedOut: "timeout"
         case .requestsDisabledForDebugging, .serverDisabled, .noRemote: "disabled"
         case .invalidURL: "invalidURL"
         case .encodingFailed, .invalidHeaderField: "encoding"
         case .decodingFailed: "decoding"
-        case .cache: "cache"
+        case .notCached, .cacheFolderUnavailable: "cache"
         case .responseTooLarge: "too large"
         case .downloadFailed: "download"
         case .cancelled: "cancelled"

@@ -30,7 +30,7 @@ enum StreamRunner {
                 console.err(console.styledError("Interrupted", .yellow))
                 return .interrupted
             }
-            console.fail(configuration.redaction.maskedText((error as? any PresentableError)?.logDetail ?? String(describing: error)))
+            console.fail(configuration.redaction.maskedText(String(describing: error)))
             if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
             return .noResponse
         }

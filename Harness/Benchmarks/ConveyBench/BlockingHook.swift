@@ -86,7 +86,7 @@ enum BlockingHookBench {
                     do {
                         _ = try await IdleTimedGet(server: server).download()
                         latencies.append(microseconds(sent.duration(to: .now)))
-                    } catch ConveyError.timedOut {
+                    } catch ConveyError.attemptTimedOut {
                         timeouts.add()
                     }
                 }

@@ -30,7 +30,7 @@ struct HarnessDemoTests {
         #expect(run.stdout.contains("✓ the child process exited with 4"))
         #expect(run.stdout.contains("then 304 Not Modified answered with the stored"))
         #expect(run.stdout.contains("✓ cancel(sessionWithTag:) cancelled 2 runs"))
-        #expect(run.stdout.contains("✓ ConveyError.timedOut (total limit)"))
+        #expect(run.stdout.contains("✓ ConveyError.totalTimedOut after"))
         #expect(run.stdout.contains("15 behaved as expected, 0 not available yet, 0 misbehaved."))
         #expect(!run.stdout.contains("misbehaved:"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path(percentEncoded: false)).isEmpty,

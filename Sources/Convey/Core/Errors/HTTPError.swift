@@ -19,7 +19,7 @@ import FoundationNetworking
 ///     print(error.statusCode, error.bodyText ?? "")
 /// }
 /// ```
-public struct HTTPError: PresentableError, Sendable {
+public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// The status code, such as 404.
     public let statusCode: Int
     /// The response body, possibly empty.
@@ -58,6 +58,7 @@ public struct HTTPError: PresentableError, Sendable {
         headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 
+    /// A sentence fit to show a person, such as "Please sign in again." for a 401.
     public var userMessage: String? {
         switch statusCode {
         case 401: "Please sign in again."
@@ -71,7 +72,8 @@ public struct HTTPError: PresentableError, Sendable {
         }
     }
 
-    /// The status, the request and the start of the body, credentials masked with `Redaction.standard`.
+    /// Everything a developer needs in one log line: the status, the request and the start of the
+    /// body, credentials masked with `Redaction.standard`.
     public var logDetail: String {
         // Masked before the body is cut, so that a cut never leaves part of a secret behind.
         var line = "HTTP \(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode)) for \(method) \(url?.absoluteString ?? "?")"
@@ -79,6 +81,9 @@ public struct HTTPError: PresentableError, Sendable {
         else if !body.isEmpty { line += ", body: \(body.count) bytes" }
         return Redaction.standard.maskedText(line)
     }
+
+    /// `logDetail`.
+    public var description: String { logDetail }
 }
 
 extension HTTPError {

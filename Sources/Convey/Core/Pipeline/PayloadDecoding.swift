@@ -18,15 +18,15 @@ enum PayloadDecoding {
         do {
             return try decoder.decode(type, from: data)
         } catch let error as DecodingError {
-            throw ConveyError.decodingFailed(failure(error, type: type, data: data, url: url))
+            throw failure(error, type: type, data: data, url: url)
         } catch {
-            throw ConveyError.decodingFailed(DecodingFailure(
+            throw ConveyError.decodingFailed(
                 typeName: String(describing: type), codingPath: "", reason: String(describing: error),
-                bodyPrefix: prefix(of: data), url: url))
+                bodyPrefix: prefix(of: data), url: url)
         }
     }
 
-    private static func failure(_ error: DecodingError, type: Any.Type, data: Data, url: URL?) -> DecodingFailure {
+    private static func failure(_ error: DecodingError, type: Any.Type, data: Data, url: URL?) -> ConveyError {
         let (path, reason): ([any CodingKey], String) = switch error {
         case .keyNotFound(let key, let context):
             (context.codingPath + [key], "the key \"\(key.stringValue)\" is missing")
@@ -39,7 +39,7 @@ enum PayloadDecoding {
         @unknown default:
             ([], String(describing: error))
         }
-        return DecodingFailure(typeName: String(describing: type), codingPath: render(path), reason: reason,
+        return .decodingFailed(typeName: String(describing: type), codingPath: render(path), reason: reason,
                                bodyPrefix: prefix(of: data), url: url)
     }
 

@@ -83,7 +83,7 @@ public actor DataCache {
     /// corrupt entry file is a miss, and a missing or damaged `partition-key` file gets a new key,
     /// which turns the entries stored for requests with credentials into misses.
     ///
-    /// Throws `ConveyError.cache` of kind `.folderUnavailable` when the folder cannot be created or
+    /// Throws `ConveyError.cacheFolderUnavailable` when the folder cannot be created or
     /// written, or when its `partition-key` is a link, not a regular file, another user's, or open
     /// to other users: a file someone else put there is refused, not trusted or replaced.
     public init(folder: URL, diskSizeLimit: Int = DataCache.defaultDiskSizeLimit,

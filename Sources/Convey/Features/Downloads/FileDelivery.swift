@@ -38,7 +38,7 @@ struct FileDelivery: ResponseDelivery {
                 try claim.discardBytes()
             } catch {
                 claim.release()
-                throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: error.description))
+                throw ConveyError.downloadFailed(destination: partial.destination, reason: error.description)
             }
         }
         if let resumePoint {
@@ -80,7 +80,7 @@ struct FileDelivery: ResponseDelivery {
     }
 
     private var notPrepared: ConveyError {
-        ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared"))
+        ConveyError.downloadFailed(destination: partial.destination, reason: "the download was not prepared")
     }
 }
 

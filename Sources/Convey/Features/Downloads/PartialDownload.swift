@@ -96,8 +96,8 @@ final class PartialClaim: @unchecked Sendable {
                 guard flock(opened.descriptor, LOCK_EX | LOCK_NB) == 0 else {
                     let code = errno
                     close(opened.descriptor)
-                    if code == EWOULDBLOCK { throw ConveyError.downloadFailed(DownloadFailure(
-                        destination: partial.destination, reason: "another download to this file is in progress")) }
+                    if code == EWOULDBLOCK { throw ConveyError.downloadFailed(
+                        destination: partial.destination, reason: "another download to this file is in progress") }
                     throw FileFailure(path: path, action: "lock", code: code)
                 }
                 var held = stat(), named = stat()
@@ -111,11 +111,11 @@ final class PartialClaim: @unchecked Sendable {
             }
             throw FileFailure(path: path, action: "claim", reason: "other downloads kept replacing it")
         } catch let failure as FileFailure {
-            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: failure.description))
+            throw .downloadFailed(destination: partial.destination, reason: failure.description)
         } catch let error as ConveyError {
             throw error
         } catch {
-            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "\(error)"))
+            throw .downloadFailed(destination: partial.destination, reason: "\(error)")
         }
     }
 
@@ -131,7 +131,7 @@ final class PartialClaim: @unchecked Sendable {
         let type = info.st_mode & S_IFMT
         guard type != S_IFREG, type != S_IFLNK else { return }
         let what = type == S_IFDIR ? "a folder" : type == S_IFIFO ? "a FIFO" : type == S_IFSOCK ? "a socket" : "a device"
-        throw .downloadFailed(DownloadFailure(destination: destination, reason: "it is \(what), not a regular file, and is never replaced"))
+        throw .downloadFailed(destination: destination, reason: "it is \(what), not a regular file, and is never replaced")
     }
 
     /// Where a download of `url` can resume, or `nil`: no bytes, no record, another URL.
@@ -171,7 +171,7 @@ final class PartialClaim: @unchecked Sendable {
         try Self.checkReplaceable(partial.destination)
         guard rename(partial.file.path, partial.destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
-            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "could not move the finished file into place: \(reason)"))
+            throw .downloadFailed(destination: partial.destination, reason: "could not move the finished file into place: \(reason)")
         }
         try? partial.saveRecord(nil)
         close(descriptor)

@@ -180,17 +180,21 @@ struct EchoFormatter {
         switch convey {
         case .invalidURL(_, let reason):
             return "Invalid URL: \(reason)"
-        case .transport(let failure):
-            return "\(failure.kind.logPhrase): \(failure.reason) (code \(failure.code))"
-        case .timedOut(let failure):
-            return "Timed out (\(failure.kind.rawValue) limit \(DisplayFormat.duration(failure.limit)))"
-        case .decodingFailed(let failure):
-            let place = failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"
-            return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
-        case .cache(let failure):
-            return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
-        case .responseTooLarge(let failure):
-            return "Response \(failure.part.rawValue) over the limit of \(DisplayFormat.byteCount(failure.limit))"
+        case .transport(let failure, _, let code, let reason):
+            return "\(failure.logPhrase): \(reason) (code \(code))"
+        case .attemptTimedOut(let limit, _):
+            return "Timed out (attempt limit \(DisplayFormat.duration(limit)))"
+        case .totalTimedOut(let limit, _):
+            return "Timed out (total limit \(DisplayFormat.duration(limit)))"
+        case .decodingFailed(let typeName, let codingPath, let reason, _, _):
+            let place = codingPath.isEmpty ? "" : " at \(codingPath)"
+            return "Could not decode \(typeName)\(place): \(reason)"
+        case .notCached(_, let reason):
+            return "Not in the cache: \(reason)"
+        case .cacheFolderUnavailable(_, let reason):
+            return "Cache folder unavailable: \(reason)"
+        case .responseTooLarge(let limit, _, let isHead):
+            return "Response \(isHead ? "head" : "body") over the limit of \(DisplayFormat.byteCount(limit))"
         case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField:
             return convey.logDetail
         }

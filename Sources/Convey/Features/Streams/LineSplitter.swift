@@ -100,6 +100,6 @@ struct LineSplitter {
 
     private func checkLength(_ length: Int) throws {
         guard length > maximumLineLength else { return }
-        throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: Int64(maximumLineLength), url: url))
+        throw ConveyError.responseTooLarge(limit: Int64(maximumLineLength), url: url, isHead: false)
     }
 }

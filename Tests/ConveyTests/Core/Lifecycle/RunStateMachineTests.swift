@@ -414,8 +414,8 @@ func isCancelled(_ error: (any Error)?) -> Bool {
 }
 
 /// The total timeout `error` reports, if it is one.
-func totalTimeout(_ error: (any Error)?) -> TimeoutFailure? {
-    guard case .timedOut(let failure)? = error as? ConveyError, failure.kind == .total else { return nil }
+func totalTimeout(_ error: (any Error)?) -> (limit: Duration, url: URL?, isTotal: Bool)? {
+    guard let failure = (error as? ConveyError)?.timeout, failure.isTotal == true else { return nil }
     return failure
 }
 

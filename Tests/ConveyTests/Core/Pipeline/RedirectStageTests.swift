@@ -113,7 +113,7 @@ struct RedirectStageTests {
         let origin = origin()
         let server = try stubServer(origin.transport) { $0.maximumRedirects = 3 }
         let error = await #expect(throws: ConveyError.self) { try await Hop(server: server, path: "loop").download() }
-        guard case .transport(let failure)? = error else {
+        guard let failure = error?.transportFailure else {
             Issue.record("not a transport failure: \(String(describing: error))")
             return
         }
@@ -129,7 +129,7 @@ struct RedirectStageTests {
         let memory = await #expect(throws: ConveyError.self) { try await Hop(server: server, path: "ftp").download() }
         let stream = await #expect(throws: ConveyError.self) { try await Hop(server: server, path: "ftp").stream() }
         for error in [memory, stream] {
-            guard case .transport(let failure)? = error else {
+            guard let failure = error?.transportFailure else {
                 Issue.record("not a transport failure: \(String(describing: error))")
                 continue
             }

@@ -82,7 +82,7 @@ struct RedirectTests {
     @Test func aTargetThatIsNotHTTPIsRefused() throws {
         for location in ["ftp://files.example/x", "file:///etc/passwd", "gopher://g.example/"] {
             let error = #expect(throws: ConveyError.self) { try next(302, location, request("GET")) }
-            guard case .transport(let failure)? = error else {
+            guard let failure = error?.transportFailure else {
                 Issue.record("\(location): \(String(describing: error))")
                 continue
             }

@@ -86,7 +86,7 @@ struct TaskRunnerTests {
         }
         #expect(log.events == ["willSendRequest", "transport", "didReceiveResponse(200)", "didFail",
                                "server.didFinish(status: 200, error: yes)"])
-        guard case .decodingFailed(let failure) = error else { Issue.record("expected decodingFailed"); return }
+        guard let failure = error?.decodingFailure else { Issue.record("expected decodingFailed"); return }
         #expect(failure.codingPath == "id")
         #expect(failure.typeName == "User")
         #expect(failure.bodyPrefix == #"{"id": "one"}"#)
@@ -97,7 +97,7 @@ struct TaskRunnerTests {
         let error = await #expect(throws: ConveyError.self) {
             try await HookedTask<[User]>(server: server(body: #"[{"id": 1, "email": "x"}, {"id": 2}]"#), log: log).download()
         }
-        guard case .decodingFailed(let failure) = error else { Issue.record("expected decodingFailed"); return }
+        guard let failure = error?.decodingFailure else { Issue.record("expected decodingFailed"); return }
         #expect(failure.codingPath == "[1].email")
         #expect(failure.reason.contains("email"))
     }
@@ -106,7 +106,7 @@ struct TaskRunnerTests {
         let error = await #expect(throws: ConveyError.self) {
             try await HookedTask<User>(server: server(body: ""), log: log).download()
         }
-        guard case .decodingFailed(let failure) = error else { Issue.record("expected decodingFailed"); return }
+        guard let failure = error?.decodingFailure else { Issue.record("expected decodingFailed"); return }
         #expect(failure.reason == "the body is empty")
         #expect(failure.bodyPrefix == "(empty)")
     }

@@ -98,7 +98,7 @@ struct WireTests {
         let closed = try #require(Remote(name: "closed", string: "http://127.0.0.1:9"))
         server.remote = closed
         let error = await #expect(throws: ConveyError.self) { try await Fetch(server: server, path: "x").download() }
-        guard case .transport(let failure) = error else { Issue.record("expected a transport error, got \(String(describing: error))"); return }
+        guard let failure = error?.transportFailure else { Issue.record("expected a transport error, got \(String(describing: error))"); return }
         #expect(failure.url?.absoluteString == "http://127.0.0.1:9/x")
         #expect(failure.kind == .cannotConnect)
         #expect(error?.displayMessage == "Couldn't connect to the server. Check your connection and try again.")

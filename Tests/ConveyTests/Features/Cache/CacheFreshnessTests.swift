@@ -112,8 +112,8 @@ struct CacheFreshnessTests {
         await #expect {
             try await get(server, headers: ["Cache-Control": "only-if-cached"])
         } throws: { error in
-            guard case .cache(let failure) = error as? ConveyError else { return false }
-            return failure.kind == .notCached
+            guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+            return failure.notCached == true
         }
         #expect(origin.count == 0)
         _ = try await get(server)

@@ -47,7 +47,7 @@ struct CacheRedirectTests {
         let origin = origin(status: 301)
         let server = try cachingStubServer(origin)
         let error = await #expect(throws: ConveyError.self) { try await CacheProbeTask(server: server, path: "loop").download() }
-        guard case .transport(let failure)? = error else {
+        guard let failure = error?.transportFailure else {
             Issue.record("not a transport failure: \(String(describing: error))")
             return
         }

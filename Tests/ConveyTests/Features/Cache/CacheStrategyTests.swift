@@ -155,7 +155,7 @@ struct CacheStrategyTests {
         await #expect {
             try await CacheProbeTask(server: server, path: "none").download()
         } throws: { error in
-            guard case .transport(let failure) = error as? ConveyError else { return false }
+            guard let failure = (error as? ConveyError)?.transportFailure else { return false }
             return failure.code == URLError.Code.cannotConnectToHost.rawValue
         }
     }
@@ -193,8 +193,8 @@ struct CacheStrategyTests {
         await #expect {
             try await CacheProbeTask(server: server, path: "absent", strategy: .localOnly).download()
         } throws: { error in
-            guard case .cache(let failure) = error as? ConveyError else { return false }
-            return failure.kind == .notCached && failure.reason == "nothing is stored for it"
+            guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+            return failure.notCached == true && failure.reason == "nothing is stored for it"
                 && failure.url?.absoluteString == "https://stub.example/absent"
         }
         #expect(origin.count == 0)
@@ -216,8 +216,8 @@ struct CacheStrategyTests {
         await #expect {
             try await CacheProbeTask(server: server, path: "x", strategy: .localOnly).download()
         } throws: { error in
-            guard case .cache(let failure) = error as? ConveyError else { return false }
-            return failure.kind == .notCached && failure.reason.contains("no cache")
+            guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+            return failure.notCached == true && failure.reason.contains("no cache")
         }
         #expect(origin.count == 0)
     }

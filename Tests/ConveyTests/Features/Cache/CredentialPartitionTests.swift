@@ -151,8 +151,8 @@ struct CredentialPartitionTests {
             #expect {
                 _ = try DataCache(folder: planted)
             } throws: { error in
-                guard case .cache(let failure) = error as? ConveyError else { return false }
-                return failure.kind == .folderUnavailable
+                guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+                return failure.notCached == false
             }
         }
     }

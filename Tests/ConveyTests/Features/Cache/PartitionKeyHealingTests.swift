@@ -132,8 +132,8 @@ struct PartitionKeyHealingTests {
             _ = try DataCache(folder: folder)
             Issue.record("DataCache(folder:) opened \(folder.path)")
             return nil
-        } catch ConveyError.cache(let failure) where failure.kind == .folderUnavailable {
-            return failure.reason
+        } catch ConveyError.cacheFolderUnavailable(_, let reason) {
+            return reason
         } catch {
             Issue.record("unexpected error \(error)")
             return nil

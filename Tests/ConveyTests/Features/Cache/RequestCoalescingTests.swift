@@ -184,7 +184,7 @@ struct RequestCoalescingTests {
             await #expect {
                 _ = try await run.value
             } throws: { error in
-                guard case .responseTooLarge(let failure) = error as? ConveyError else { return false }
+                guard let failure = (error as? ConveyError)?.sizeLimit else { return false }
                 return failure.limit == 1_000
             }
         }

@@ -40,8 +40,8 @@ struct DownloadFileSafetyTests {
         }
     }
 
-    private func downloadFailure(_ error: (any Error)?) -> DownloadFailure? {
-        guard case .downloadFailed(let failure) = error as? ConveyError else { return nil }
+    private func downloadFailure(_ error: (any Error)?) -> (destination: URL, reason: String)? {
+        guard let failure = (error as? ConveyError)?.downloadFailure else { return nil }
         return failure
     }
 

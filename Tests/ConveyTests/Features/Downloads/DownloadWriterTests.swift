@@ -46,7 +46,7 @@ struct DownloadWriterTests {
         }
         claim.release()
 
-        guard case .downloadFailed(let failure)? = thrown as? ConveyError else {
+        guard let failure = (thrown as? ConveyError)?.downloadFailure else {
             Issue.record("expected ConveyError.downloadFailed, got \(String(describing: thrown))")
             return
         }

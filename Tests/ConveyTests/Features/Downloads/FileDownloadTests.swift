@@ -170,7 +170,7 @@ struct DownloadResumeRuleTests {
         let (result, partial) = try await resumeFrom("hello ", answer: TransportResponse(
             url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11", "ETag": "\"v1\""], body: Data("wor".utf8)))
         let error = #expect(throws: ConveyError.self) { try result.get() }
-        guard case .downloadFailed(let failure) = error else {
+        guard let failure = error?.downloadFailure else {
             Issue.record("expected a download failure, got \(String(describing: error))")
             return
         }
@@ -186,7 +186,7 @@ struct DownloadResumeRuleTests {
             url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11"].merging(eTag.map { ["ETag": $0] } ?? [:]) { $1 },
             body: Data("world".utf8)))
         let error = #expect(throws: ConveyError.self) { try result.get() }
-        guard case .downloadFailed(let failure) = error else {
+        guard let failure = error?.downloadFailure else {
             Issue.record("expected a download failure, got \(String(describing: error))")
             return
         }

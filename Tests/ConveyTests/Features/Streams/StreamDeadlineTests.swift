@@ -24,11 +24,11 @@ struct StreamDeadlineTests {
         } catch {
             ending = error
         }
-        guard case .timedOut(let failure)? = ending as? ConveyError else {
+        guard let failure = (ending as? ConveyError)?.timeout else {
             Issue.record("expected a total timeout, got \(String(describing: ending))")
             return
         }
-        #expect(failure.kind == .total)
+        #expect(failure.isTotal == true)
         #expect(failure.limit == .seconds(30))
         #expect(failure.url?.path == "/paced")
     }

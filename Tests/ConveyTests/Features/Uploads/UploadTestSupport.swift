@@ -145,10 +145,3 @@ struct DefaultCompressionUpload: JSONUploadingTask {
     var uploadPayload: [String]?
 }
 
-extension ConveyError {
-    /// The failure of an `encodingFailed` error, for assertions.
-    var encodingFailure: EncodingFailure? {
-        if case .encodingFailed(let failure) = self { return failure }
-        return nil
-    }
-}

@@ -189,8 +189,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// that refuses streams refuses every connection alike.
         private static func isDrop(_ error: any Error) -> Bool {
             switch error {
-            case ConveyError.transport(let failure): !URLSessionTransport.isRefusedStream(failure)
-            case ConveyError.timedOut(let failure): failure.kind == .attempt
+            case ConveyError.transport(let failure, _, let code, _): !URLSessionTransport.isRefusedStream(failure, code: code)
+            case ConveyError.attemptTimedOut: true
             default: false
             }
         }

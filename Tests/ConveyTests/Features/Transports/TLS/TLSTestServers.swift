@@ -64,9 +64,8 @@ enum TLSTestServers {
 }
 
 extension TransportFailure {
-    /// The transport failure inside a `ConveyError`, or `nil`.
-    static func of(_ error: (any Error)?) -> TransportFailure? {
-        if case .transport(let failure)? = error as? ConveyError { return failure }
-        return nil
+    /// The values of the transport failure a `ConveyError` is, or `nil`.
+    static func of(_ error: (any Error)?) -> (kind: TransportFailure, url: URL?, code: Int, reason: String)? {
+        (error as? ConveyError)?.transportFailure
     }
 }

@@ -43,7 +43,7 @@ struct TLSWireTests {
         let error = await #expect(throws: URLError.self) {
             try await transport(TLSConfiguration()).send(try TLSTestServers.trusted("/hello.txt"))
         }
-        #expect(TransportFailure.Kind(urlErrorCode: error?.code.rawValue ?? 0) == .secureConnectionFailed)
+        #expect(TransportFailure(urlErrorCode: error?.code.rawValue ?? 0) == .secureConnectionFailed)
     }
 
     @Test func anExpiredCertificateFailsAsABadDate() async throws {
