@@ -12,7 +12,7 @@ import FoundationNetworking
 /// ```
 @_spi(Transport) public struct StubTransport: ConveyTransport {
     /// Produces the response for a request, or throws to simulate a failure.
-    public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
+    @_spi(Transport) public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
 
     private let handler: Handler
 

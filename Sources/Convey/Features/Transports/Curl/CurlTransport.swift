@@ -26,7 +26,7 @@ import FoundationNetworking
 /// links `libcurl.so.4`, the runtime library FoundationNetworking uses too.
 @_spi(Transport) public final class CurlTransport: ConveyTransport {
     /// Settings for a curl transport.
-    public struct Configuration: Sendable {
+    @_spi(Transport) public struct Configuration: Sendable {
         /// Connections open at once to one host; more requests wait for a free one. Default: 6, as URLSession.
         public var maximumConnectionsPerHost: Int
         /// How long connecting (TCP and TLS) may take. Default: `nil`, the request's idle timeout.
