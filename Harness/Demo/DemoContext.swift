@@ -15,7 +15,7 @@ final class DemoContext {
         self.target = target
         self.recorder = recorder
         self.settings = settings
-        var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire)
+        var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire.sink)
         configuration.recorder = recorder
         server = DemoServer(target: target, configuration: configuration, hooks: hooks)
         HarnessTransport.install(on: server, target: target, builtIn: .platformDefault)

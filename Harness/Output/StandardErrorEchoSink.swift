@@ -1,9 +1,9 @@
 import Convey
 import Foundation
 
-/// Sends Convey's echo to standard error, keeping standard output for the result.
-struct StandardErrorEchoSink: EchoSink {
-    func write(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+extension EchoSink {
+    /// Sends Convey's echo to standard error, keeping standard output for the result.
+    static var standardError: EchoSink {
+        EchoSink { text in FileHandle.standardError.write(Data((text + "\n").utf8)) }
     }
 }

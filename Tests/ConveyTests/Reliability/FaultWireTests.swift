@@ -60,7 +60,7 @@ struct FaultWireTests {
 
     private func server(_ kind: TransportKind, remote: Remote? = nil,
                         configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configure(&configuration)
         let server = ConveyServer(remote: try remote ?? TestServers.faults(), configuration: configuration)
         server.transport = kind.make()

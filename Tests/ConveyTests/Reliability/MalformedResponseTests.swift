@@ -20,7 +20,7 @@ struct MalformedResponseTests {
     }
 
     private func server(_ kind: TransportKind, configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configure(&configuration)
         let server = ConveyServer(remote: try TestServers.faults(), configuration: configuration)
         server.transport = kind.make()

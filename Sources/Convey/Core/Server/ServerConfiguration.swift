@@ -50,7 +50,7 @@ public struct ServerConfiguration: Sendable {
     /// The echo style of tasks that do not choose their own. Default: `.recorded`.
     public var defaultEchoStyle: TaskEchoStyle
     /// Where console echo goes. Default: standard output.
-    public var echoSink: any EchoSink
+    public var echoSink: EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
     /// Whether upload tasks gzip their bodies (`Content-Encoding: gzip`), unless a task sets its
@@ -119,7 +119,7 @@ public struct ServerConfiguration: Sendable {
         userAgent: String? = nil,
         defaultHeaders: Headers = [],
         defaultEchoStyle: TaskEchoStyle = .recorded,
-        echoSink: any EchoSink = StandardOutputEchoSink(),
+        echoSink: EchoSink = .standardOutput,
         redaction: Redaction = .standard
     ) {
         self.defaultEncoder = defaultEncoder

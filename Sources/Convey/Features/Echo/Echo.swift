@@ -28,7 +28,7 @@ struct EchoPlan: Sendable {
     /// Asks the task for the style of a run that received some data, when the task has its own
     /// `echoStyle(for:)` (and its configuration names no style); `nil` when `style` holds.
     let styleForData: (@ConveyActor @Sendable (Data?) -> TaskEchoStyle)?
-    let sink: any EchoSink
+    let sink: EchoSink
     let redaction: Redaction
     /// Where records go, when the server has a recorder.
     let recorder: TaskRecorder?

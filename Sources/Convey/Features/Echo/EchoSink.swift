@@ -1,30 +1,24 @@
 import Foundation
 
-/// Where console echo goes. Set one on `ServerConfiguration.echoSink`.
-public protocol EchoSink: Sendable {
-    /// Writes one echo block; `text` has no trailing newline, and no control character a terminal
-    /// acts on (`DisplayFormat.terminalSafe`).
-    func write(_ text: String)
-}
-
-/// Writes echo to standard output, one whole block at a time so that blocks never interleave.
-public struct StandardOutputEchoSink: EchoSink {
-    /// Creates the sink.
-    public init() {}
-
-    public func write(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
-    }
-}
-
-/// Hands each echo block to a closure: for loggers, tests and UIs.
-public struct ClosureEchoSink: EchoSink {
+/// Where console echo goes (`ServerConfiguration.echoSink`): standard output unless set.
+///
+/// ```swift
+/// configuration.echoSink = EchoSink { text in logger.debug("\(text)") }
+/// ```
+public struct EchoSink: Sendable {
     private let handler: @Sendable (String) -> Void
 
-    /// Creates a sink that calls `handler` with each block.
-    public init(_ handler: @escaping @Sendable (String) -> Void) {
-        self.handler = handler
+    /// A sink that hands each echo block to `write`, from any thread: text without a trailing
+    /// newline, and without a control character a terminal acts on.
+    public init(_ write: @escaping @Sendable (String) -> Void) {
+        handler = write
     }
 
-    public func write(_ text: String) { handler(text) }
+    /// Standard output, one whole block at a time so that blocks never interleave: the default.
+    public static var standardOutput: EchoSink {
+        EchoSink { text in FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+    }
+
+    /// Writes one echo block.
+    func write(_ text: String) { handler(text) }
 }

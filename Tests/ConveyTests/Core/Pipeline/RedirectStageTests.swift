@@ -66,7 +66,7 @@ struct RedirectStageTests {
     @Test func eachFollowedHopIsEchoedAndTheResponseIsTheLastHops() async throws {
         let origin = origin()
         let echo = EchoCapture()
-        let server = try stubServer(origin.transport) { $0.echoSink = echo }
+        let server = try stubServer(origin.transport) { $0.echoSink = echo.sink }
         let response = try await Hop(server: server, path: "old").download()
         #expect(response.stringResult == "final")
         #expect(response.request.url.path == "/new")

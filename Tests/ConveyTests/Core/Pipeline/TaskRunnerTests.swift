@@ -11,7 +11,7 @@ final class LoggingServer: ConveyServer {
 
     init(remote: Remote, log: EventLog, transport: any ConveyTransport) {
         self.log = log
-        super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         self.transport = transport
     }
 
@@ -137,7 +137,7 @@ struct TaskRunnerTests {
     }
 
     @Test func serverWithoutRemoteFailsWithNoRemote() async throws {
-        let server = ConveyServer(configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = StubTransport.answering(log: log)
         let error = await #expect(throws: ConveyError.self) { try await HookedTask<Data>(server: server, log: log).download() }
         guard case .noRemote = error else { Issue.record("expected noRemote"); return }

@@ -45,7 +45,7 @@ struct WireTests {
 
     @Test func gzippedStaticFilesDecodeIntoTypes() async throws {
         let server = ConveyServer(remote: Remote(name: "nginx", url: try TestServers.nginx().url, pathPrefix: "gz"),
-                                  configuration: ServerConfiguration(echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         let response = try await FetchItems(server: server).download()
         #expect(response.header("Content-Encoding") == "gzip")
         #expect(response.payload.count == 400)
@@ -54,7 +54,7 @@ struct WireTests {
 
     @Test func identityEncodingIsHonouredByTheServer() async throws {
         let server = ConveyServer(remote: Remote(name: "nginx", url: try TestServers.nginx().url, pathPrefix: "gz"),
-                                  configuration: ServerConfiguration(enableGZipDownloads: false, echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(enableGZipDownloads: false, echoSink: EchoCapture().sink))
         let response = try await FetchItems(server: server).download()
         #expect(response.header("Content-Encoding") == nil)
         #expect(response.payload.count == 400)

@@ -70,7 +70,7 @@ enum SampleServer {
     static func install() throws {
         if let server, ConveyServer.default === server { return }
         server = ConveyServer(remote: try TestServers.httpbin(pathPrefix: "anything"),
-                              configuration: ServerConfiguration(echoSink: EchoCapture()), asDefault: true)
+                              configuration: ServerConfiguration(echoSink: EchoCapture().sink), asDefault: true)
     }
 }
 

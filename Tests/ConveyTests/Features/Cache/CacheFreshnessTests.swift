@@ -19,7 +19,7 @@ struct CacheFreshnessTests {
         let server = try stubServer(origin.transport) {
             $0.cache = cache
             if let echo {
-                $0.echoSink = echo
+                $0.echoSink = echo.sink
                 $0.defaultEchoStyle = .consoleMinimum
             }
             configure(&$0)
@@ -156,7 +156,7 @@ struct CacheFreshnessTests {
             return try await answering.send(TransportRequest(request: request.request, timeout: request.timeout))
         }) {
             $0.cache = cache
-            $0.echoSink = echo
+            $0.echoSink = echo.sink
             $0.defaultEchoStyle = .consoleMinimum
         }
         _ = try await get(server)

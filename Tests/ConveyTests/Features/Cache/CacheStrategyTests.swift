@@ -340,7 +340,7 @@ struct CacheStrategyTests {
         let capture = EchoCapture()
         let server = try stubServer(origin.transport) {
             $0.cache = DataCache()
-            $0.echoSink = capture
+            $0.echoSink = capture.sink
             $0.defaultEchoStyle = .consoleMinimum
         }
         _ = try await CacheProbeTask(server: server, path: "echoed").download()

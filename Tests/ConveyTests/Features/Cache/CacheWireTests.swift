@@ -8,7 +8,7 @@ import Testing
 @ConveyActor
 struct CacheWireTests {
     private func nginx(cache: DataCache, strategy: CacheStrategy = .localFirst) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configuration.cache = cache
         configuration.defaultCacheStrategy = strategy
         return ConveyServer(remote: try TestServers.nginx(), configuration: configuration)
@@ -186,7 +186,7 @@ struct CacheWireTests {
 
     @Test func rfc9110_15_4_2_aPermanentRedirectFromNginxIsStoredAndFollowedFromTheCache() async throws {
         let echo = EchoCapture()
-        var configuration = ServerConfiguration(echoSink: echo)
+        var configuration = ServerConfiguration(echoSink: echo.sink)
         configuration.cache = DataCache()
         configuration.defaultEchoStyle = .consoleMinimum
         let server = ConveyServer(remote: try TestServers.nginx(), configuration: configuration)
@@ -207,7 +207,7 @@ struct CacheWireTests {
         let cache = DataCache()
         let unreachable = try #require(URL(string: "http://127.0.0.1:1/feed"))
         await cache.store(CachedResponse(url: unreachable, headers: ["Content-Type": "text/plain"], body: Data("last known feed".utf8)))
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configuration.cache = cache
         configuration.defaultCacheStrategy = .remoteFirst
         let server = ConveyServer(remote: Remote(name: "closed", url: try #require(URL(string: "http://127.0.0.1:1"))), configuration: configuration)
@@ -286,7 +286,7 @@ struct CacheWireTests {
         let clock = ManualClock(Date())
         let echo = EchoCapture()
         let cache = DataCache(clock: clock.cacheClock)
-        var configuration = ServerConfiguration(echoSink: echo)
+        var configuration = ServerConfiguration(echoSink: echo.sink)
         configuration.cache = cache
         configuration.defaultEchoStyle = .consoleMinimum
         let server = ConveyServer(remote: try TestServers.nginx(), configuration: configuration)

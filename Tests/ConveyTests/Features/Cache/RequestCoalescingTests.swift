@@ -33,7 +33,7 @@ struct RequestCoalescingTests {
         let cache = DataCache()
         let server = try stubServer(gatedTransport(origin)) {
             $0.cache = cache
-            $0.echoSink = echo
+            $0.echoSink = echo.sink
             $0.defaultEchoStyle = .consoleMinimum
             configure(&$0)
         }

@@ -28,7 +28,7 @@ struct DownloadFileSafetyTests {
 
     private func server(_ transport: any ConveyTransport) throws -> ConveyServer {
         let remote = Remote(name: "stub", url: try #require(URL(string: "https://example.test")))
-        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = transport
         return server
     }

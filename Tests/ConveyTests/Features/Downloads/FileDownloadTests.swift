@@ -27,7 +27,7 @@ struct FileDownloadTests {
     private let folder = FileManager.default.temporaryDirectory.appending(path: "convey-downloads-\(UUID().uuidString)")
 
     private func server(transport: (any ConveyTransport)? = nil) throws -> ConveyServer {
-        let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         if let transport { server.transport = transport }
         return server
     }
@@ -127,7 +127,7 @@ struct DownloadResumeRuleTests {
         try Data(bytes.utf8).write(to: partial.file)
         let remote = Remote(name: "stub", url: try #require(URL(string: "https://example.test")))
         try partial.saveRecord(.init(url: remote.url.appending(path: "file").absoluteString, validator: validator, total: total))
-        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = StubTransport { _ in answer }
         do {
             return (.success(try await Fetch(server: server).download(to: destination)), partial)

@@ -39,7 +39,7 @@ struct EchoTests {
 
     func server(status: Int = 200, body: String? = nil) throws -> ConveyServer {
         try stubServer(.answering(status: status, headers: ["Content-Type": "application/json", "Set-Cookie": "id=42"],
-                                  body: body ?? responseBody)) { $0.echoSink = sink }
+                                  body: body ?? responseBody)) { $0.echoSink = sink.sink }
     }
 
     @Test func fullEchoShowsRequestResponseAndHidesEverySecret() async throws {
@@ -167,7 +167,7 @@ struct EchoTests {
         let slow = try stubServer(StubTransport { _ in
             try await Task.sleep(for: .milliseconds(50))
             throw URLError(.cannotConnectToHost)
-        }) { [sink] in $0.echoSink = sink }
+        }) { [sink] in $0.echoSink = sink.sink }
         await #expect(throws: ConveyError.self) { try await Slow(server: slow).send() }
         #expect(!sink.text.contains(" · 0.0 ms"))
         #expect(sink.text.contains("✗ Could not connect"))

@@ -25,7 +25,7 @@ struct RepeatedFieldEchoTests {
             TransportResponse(head: ResponseHead(statusCode: 200, fields: fields, url: request.request.url),
                               data: Data("ok".utf8), metrics: metrics)
         }) {
-            $0.echoSink = sink
+            $0.echoSink = sink.sink
             $0.recorder = recorder
         }
     }

@@ -71,7 +71,7 @@ struct ResilienceWireTests {
                 return true
             }
         }
-        let server = BasicServer(remote: try TestServers.httpbin(), configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = BasicServer(remote: try TestServers.httpbin(), configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         let response = try await WireTask(server: server, path: "basic-auth/user/pass", configuration: .init(timeout: .seconds(10))).download()
         #expect(response.statusCode == 200)
         #expect(response.attemptNumber == 2)

@@ -43,7 +43,7 @@ struct RetryTests {
 
     func server(_ script: ScriptedTransport) throws -> ConveyServer {
         try stubServer(script.transport) { [sink] in
-            $0.echoSink = sink
+            $0.echoSink = sink.sink
             $0.defaultEchoStyle = .consoleMinimum
         }
     }

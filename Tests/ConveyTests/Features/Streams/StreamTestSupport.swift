@@ -33,7 +33,7 @@ enum CredentialFields {
 @ConveyActor
 func streamingServer(_ kind: TransportKind, remote: Remote,
                      configure: (inout ServerConfiguration) -> Void = { _ in }) -> ConveyServer {
-    var configuration = ServerConfiguration(echoSink: EchoCapture())
+    var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
     configure(&configuration)
     let server = ConveyServer(remote: remote, configuration: configuration)
     server.transport = kind.make()

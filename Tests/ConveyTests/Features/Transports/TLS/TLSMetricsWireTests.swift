@@ -49,7 +49,7 @@ struct TLSMetricsWireTests {
 
     @Test func anInsecureServersEchoWarnsOnEveryLine() async throws {
         let sink = EchoCapture()
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: sink)
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: sink.sink)
         configuration.builtInTransport = .curl
         configuration.tls.disablesCertificateVerificationInsecurely = true
         let server = ConveyServer(remote: Remote(name: "expired", url: try TLSTestServers.url("CONVEY_TLS_EXPIRED_URL", "")),

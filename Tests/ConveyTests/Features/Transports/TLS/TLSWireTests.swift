@@ -240,7 +240,7 @@ struct TLSWireTests {
     }
 
     private func server(_ tls: TLSConfiguration, transport: BuiltInTransport = .curl) throws -> ConveyServer {
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: EchoCapture())
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: EchoCapture().sink)
         configuration.builtInTransport = transport
         configuration.tls = tls
         let base = try TLSTestServers.trusted("")
