@@ -18,8 +18,29 @@ extension DownloadingTask {
 
     /// The response as server-sent events (`text/event-stream`), reconnecting when the connection
     /// drops: see `ServerSentEvents`. Nothing is sent until iteration starts.
-    public nonisolated func events(_ configuration: ServerSentEvents.Configuration = ServerSentEvents.Configuration())
-        -> ServerSentEvents {
+    ///
+    /// - Parameters:
+    ///   - lastEventID: the ID to resume after, sent as `Last-Event-ID` on the first connection.
+    ///   - reconnects: whether to reconnect after the connection drops.
+    ///   - reconnectionTime: how long to wait before reconnecting until the server sends `retry:`.
+    ///   - minimumReconnectionTime: the shortest wait before reconnecting, whatever `retry:` or
+    ///     `reconnectionTime` say.
+    ///   - maximumReconnectionTime: the longest wait before reconnecting, whatever `retry:` says
+    ///     and however long the backoff has grown.
+    ///   - maximumConsecutiveFailures: connection attempts in a row that may fail before the
+    ///     response head arrives (no server, a reset) before the reader gives up with the last error.
+    ///   - maximumEventSize: the most bytes one event's data (or one line) may take.
+    public nonisolated func events(lastEventID: String? = nil, reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
+                                   minimumReconnectionTime: Duration = .seconds(1), maximumReconnectionTime: Duration = .seconds(60),
+                                   maximumConsecutiveFailures: Int = 5, maximumEventSize: Int = 1 << 20) -> ServerSentEvents {
+        events(ServerSentEvents.Configuration(
+            reconnects: reconnects, reconnectionTime: reconnectionTime, minimumReconnectionTime: minimumReconnectionTime,
+            maximumReconnectionTime: maximumReconnectionTime, maximumConsecutiveFailures: maximumConsecutiveFailures,
+            lastEventID: lastEventID, maximumEventSize: maximumEventSize))
+    }
+
+    /// The events read with `configuration`, which tests give a clock of their own (`sleeping(with:)`).
+    nonisolated func events(_ configuration: ServerSentEvents.Configuration) -> ServerSentEvents {
         ServerSentEvents(configuration: configuration) { lastEventID in
             var delivery = StreamDelivery(totalTimeout: nil, bufferSize: ResponseStream.defaultBufferSize)
             delivery.defaultHeaders = ["Accept": "text/event-stream"]

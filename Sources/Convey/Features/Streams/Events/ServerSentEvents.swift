@@ -7,7 +7,7 @@ import Foundation
 /// the head arrive), sending `Accept: text/event-stream` unless the task names its own `Accept`.
 /// When the body ends or the connection breaks (a transport failure or the idle timeout), it
 /// waits and connects again with `Last-Event-ID` set to the last `id:` received. The wait is the
-/// reconnection time (the server's last `retry:`, else `Configuration.reconnectionTime`) held
+/// reconnection time (the server's last `retry:`, else `events(reconnectionTime:)`) held
 /// between `minimumReconnectionTime` (1 s) and `maximumReconnectionTime` (60 s), and doubled for
 /// each connection in a row that brought no event (failed, or ended without one), up to that
 /// maximum; an event brings it back to the reconnection time. So a server that closes at once,
@@ -20,30 +20,31 @@ import Foundation
 /// - with `ConveyError.cancelled` when the reading task is cancelled; leaving the loop ends the
 ///   connection at once.
 public struct ServerSentEvents: AsyncSequence, Sendable {
-    /// How the reader reconnects, and how large events may be.
-    public struct Configuration: Sendable {
+    /// How the reader reconnects, and how large events may be: the parameters of
+    /// `DownloadingTask.events(…)`, and the clock the tests give it.
+    struct Configuration: Sendable {
         /// Whether to reconnect after the connection drops. Default: `true`.
-        public var reconnects: Bool
+        var reconnects: Bool
         /// How long to wait before reconnecting until the server sends `retry:`. Default: 3 s.
-        public var reconnectionTime: Duration
+        var reconnectionTime: Duration
         /// The shortest wait before reconnecting, whatever `retry:` or `reconnectionTime` say. Default: 1 s.
-        public var minimumReconnectionTime: Duration
+        var minimumReconnectionTime: Duration
         /// The longest wait before reconnecting, whatever `retry:` says and however long the
         /// backoff has grown. Default: 60 s.
-        public var maximumReconnectionTime: Duration
+        var maximumReconnectionTime: Duration
         /// Connection attempts in a row that may fail before the response head arrives (no
         /// server, a reset) before the reader gives up with the last error. Default: 5.
-        public var maximumConsecutiveFailures: Int
+        var maximumConsecutiveFailures: Int
         /// The ID to resume after, sent as `Last-Event-ID` on the first connection. Default: none.
-        public var lastEventID: String?
+        var lastEventID: String?
         /// The most bytes one event's data (or one line) may take. Default: 1 MiB.
-        public var maximumEventSize: Int
+        var maximumEventSize: Int
         /// Waits before a reconnection: `Task.sleep(for:)`, or a test's own clock (`sleeping(with:)`).
         /// Throwing (a cancelled wait) ends the reader with `ConveyError.cancelled`.
         private(set) var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
         /// Creates a configuration; every parameter has the documented default.
-        public init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
+        init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
                     minimumReconnectionTime: Duration = .seconds(1), maximumReconnectionTime: Duration = .seconds(60),
                     maximumConsecutiveFailures: Int = 5, lastEventID: String? = nil, maximumEventSize: Int = 1 << 20) {
             self.reconnects = reconnects
