@@ -54,7 +54,7 @@ extension DemoSteps {
                 return .misbehaved("first \(first.cacheStatus.rawValue), then \(second.cacheStatus.rawValue)")
             }
             var tag = "?"
-            if case let url = first.request.url, let stored = await server.configuration.cache?.eTags.eTag(for: url) { tag = stored }
+            if case let url = first.request.url, let stored = await server.configuration.cache?.eTag(for: url) { tag = stored }
             return .behaved("first from the network (ETag \(tag)), then 304 Not Modified answered with the stored \(DisplayFormat.byteCount(second.data.count))")
         } catch {
             return .misbehaved(DemoText.error(error))

@@ -62,10 +62,13 @@ public struct ServerConfiguration: Sendable {
     /// How tasks use `cache` unless they choose their own `cacheStrategy`. Default: `.localFirst`,
     /// HTTP's own freshness and revalidation rules.
     public var defaultCacheStrategy: CacheStrategy = .localFirst
-    /// How long responses without explicit freshness stay fresh (RFC 9111 §4.2.2), or `nil` for
-    /// never (they are revalidated each time). Default: `nil`: an API's answers are not guessed
-    /// fresh; set `.standard` (10% of the time since `Last-Modified`, at most a day) for static content.
-    public var heuristicFreshness: HeuristicFreshness?
+    /// Whether responses without explicit freshness (no `max-age`, no `Expires`) stay fresh for
+    /// 10% of the time since their `Last-Modified`, at most a day (RFC 9111 §4.2.2). Default:
+    /// `false`: an API's answers are not guessed fresh, they are revalidated each time; turn it on
+    /// for static content.
+    public var usesHeuristicFreshness = false
+    /// The heuristic the cache applies: the standard one when `usesHeuristicFreshness` is on.
+    var heuristicFreshness: HeuristicFreshness? { usesHeuristicFreshness ? .standard : nil }
     /// Whether identical GET and HEAD requests in flight at once share one exchange (with a cache
     /// set and a strategy other than `.never`; never for requests with a body). Default: `true`.
     /// A task turns it off with `TaskConfiguration.coalescesRequests`.

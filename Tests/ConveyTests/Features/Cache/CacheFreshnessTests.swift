@@ -37,7 +37,7 @@ struct CacheFreshnessTests {
     @Test func rfc9111_4_2_2_heuristicFreshnessAnswersAsAHeuristicHitWhenTurnedOn() async throws {
         let (now, modified) = (clock.now, clock.now - 10_000)
         let origin = StubOrigin { _, number in (200, ["Date": httpDate(now), "Last-Modified": httpDate(modified)], "v\(number)") }
-        let (server, _) = try server(origin) { $0.heuristicFreshness = .standard }
+        let (server, _) = try server(origin) { $0.usesHeuristicFreshness = true }
         _ = try await get(server)
         clock.advance(500)
         let second = try await get(server)

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@_spi(Transport) @testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Each strategy's exact behaviour, against a stub origin that counts what it is sent.
 @Suite("Cache strategies")
@@ -208,6 +208,20 @@ struct CacheStrategyTests {
         #expect(origin.count == 1)
         #expect(local.cacheStatus == .hit)
         #expect(local.stringResult == "old but usable")
+    }
+
+    @Test func aResponseSeededByHandAnswersLocalOnlyWithItsValidators() async throws {
+        let origin = origin(headers: [:])
+        let cache = DataCache()
+        let server = try cachingStubServer(origin, cache: cache)
+        let url = try #require(URL(string: "https://stub.example/bundled"))
+        await cache.store(Data("shipped with the app".utf8), for: url, headers: ["Cache-Control": "max-age=60", "ETag": "\"v7\""])
+
+        let local = try await CacheProbeTask(server: server, path: "bundled", strategy: .localOnly).download()
+        #expect(local.cacheStatus == .hit)
+        #expect(local.stringResult == "shipped with the app")
+        #expect(await cache.eTag(for: url) == "\"v7\"")
+        #expect(origin.count == 0)
     }
 
     @Test func localOnlyWithoutACacheFailsWithNotCached() async throws {

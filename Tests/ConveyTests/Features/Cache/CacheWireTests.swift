@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(Transport) @testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The cache against the real local nginx (strong ETags, 304 on If-None-Match) and httpbin
 /// (`/etag/E`, `/cache`, `/cache/N`, `/response-headers`).
@@ -25,7 +25,7 @@ struct CacheWireTests {
         let tag = try #require(first.header("ETag"))
         #expect(tag.hasPrefix("\""))
         #expect(first.cacheStatus == .network)
-        #expect(await cache.eTags.eTag(for: first.request.url) == tag)
+        #expect(await cache.eTag(for: first.request.url) == tag)
 
         let second = try await CacheProbeTask(server: server, path: "hello.txt").download()
         #expect(second.cacheStatus == .revalidated)
@@ -39,15 +39,15 @@ struct CacheWireTests {
         let server = try nginx(cache: cache)
         let first = try await CacheProbeTask(server: server, path: "hello.txt").download()
         let url = first.request.url
-        await cache.eTags.removeValidators(for: url)
-        #expect(await cache.eTags.eTag(for: url) == nil)
-        #expect(await cache.eTags.lastModified(for: url) == nil)
+        await cache.removeValidators(for: url)
+        #expect(await cache.eTag(for: url) == nil)
+        #expect(await cache.lastModified(for: url) == nil)
         let second = try await CacheProbeTask(server: server, path: "hello.txt").download()
         #expect(second.cacheStatus == .network)
         #expect(second.request.value(forHTTPHeaderField: "If-None-Match") == nil)
-        #expect(await cache.eTags.eTag(for: url) != nil)
-        await cache.eTags.removeAll()
-        #expect(await cache.eTags.eTag(for: url) == nil)
+        #expect(await cache.eTag(for: url) != nil)
+        await cache.removeAllValidators()
+        #expect(await cache.eTag(for: url) == nil)
     }
 
     @Test func binaryPayloadsComeThroughTheCacheByURL() async throws {

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import Convey
+@_spi(Tools) @testable import Convey
 
 /// The disk tier through `DataCache`: persistence, self-verification, eviction, concurrency.
 @Suite("Disk cache")
