@@ -45,10 +45,10 @@ struct ConnectionOptions: Sendable {
         tls.disablesCertificateVerificationInsecurely = arguments.has("insecure")
         let excluded = arguments.value("noproxy").map { $0.split(separator: ",").map(String.init) } ?? []
         if let text = arguments.value("proxy") {
-            guard let proxy = Proxy(url: text, excludedHosts: excluded) else {
+            guard let proxy = ProxyConfiguration(url: text, excludedHosts: excluded) else {
                 throw UsageError(message: "-x: not an http:// or socks5:// proxy URL with a host", command: command)
             }
-            self.proxy = .through(proxy)
+            self.proxy = proxy
         } else if excluded == ["*"] {
             proxy = .direct
         } else if !excluded.isEmpty {

@@ -100,13 +100,15 @@ public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "sha256//" + sha256.base64EncodedString() }
 }
 
-/// A certificate and private key a transport presents to servers that ask for one.
+/// A certificate and private key a transport presents to servers that ask for one: a PEM
+/// certificate and key (`init(certificateFile:keyFile:passphrase:)`) or a PKCS#12 bundle
+/// (`init(pkcs12File:passphrase:)`).
 ///
 /// The passphrase never appears in any text Convey produces: `description` and the mirror
 /// (`dump`, debuggers) leave it out.
 public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
-    /// How the certificate is stored.
-    public enum Format: String, Sendable, Hashable {
+    /// How the certificate is stored: set by the initializer used.
+    enum Format: String, Sendable, Hashable {
         /// PEM text: the certificate in one file, its key in the same file or in `keyFile`.
         case pem
         /// A PKCS#12 (`.p12`, `.pfx`) bundle holding both, usually protected by the passphrase.
@@ -120,7 +122,7 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     /// The passphrase of an encrypted key or bundle; `nil` for an unencrypted one.
     public var passphrase: String?
     /// How `certificateFile` is stored.
-    public var format: Format
+    let format: Format
 
     /// A PEM certificate and key.
     public init(certificateFile: URL, keyFile: URL? = nil, passphrase: String? = nil) {

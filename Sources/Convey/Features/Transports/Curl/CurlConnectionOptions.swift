@@ -120,7 +120,7 @@ final class CurlConnectionOptions: @unchecked Sendable {
             }
             if let passphrase = certificate.passphrase { settings.append(.secret(CURLOPT_KEYPASSWD, passphrase)) }
         }
-        switch proxy {
+        switch proxy.route {
         case .environment:
             break
         case .direct:

@@ -29,11 +29,23 @@ struct TLSConfigurationTests {
         #expect(Proxy(url: "ftp://proxy.example") == nil)
     }
 
+    @Test func theProxyConstructorsAgreeWithTheURLForm() throws {
+        #expect(ProxyConfiguration(url: "http://me:p%40ss@proxy.example:3128", excludedHosts: ["internal.example"])
+                    == .http(host: "proxy.example", port: 3128, username: "me", password: "p@ss", excludedHosts: ["internal.example"]))
+        #expect(ProxyConfiguration(url: "socks5h://10.0.0.1:1081") == .socks5(host: "10.0.0.1", port: 1081))
+        #expect(ProxyConfiguration(url: "ftp://proxy.example") == nil)
+        #expect(ProxyConfiguration.http(host: "proxy.example", port: 8080).description == "http://proxy.example:8080")
+        #expect(ProxyConfiguration.environment.description == "environment")
+        #expect(ProxyConfiguration.direct != .environment)
+    }
+
     @Test func proxyCredentialsNeverReachText() throws {
         let proxy = try #require(Proxy(url: "http://someone:hunter2@proxy.example:3128"))
+        let configuration = ProxyConfiguration.http(host: "proxy.example", port: 3128, username: "someone", password: "hunter2")
         var dumped = ""
         dump(proxy, to: &dumped)
-        for text in [proxy.description, ProxyConfiguration.through(proxy).description, String(reflecting: proxy), dumped] {
+        dump(configuration, to: &dumped)
+        for text in [proxy.description, configuration.description, String(reflecting: proxy), String(reflecting: configuration), dumped] {
             #expect(!text.contains("hunter2"))
             #expect(!text.contains("someone"))
         }
