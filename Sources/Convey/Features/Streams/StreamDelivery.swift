@@ -77,7 +77,7 @@ struct StreamDelivery: ResponseDelivery {
         return (Exchange(request: hops.request ?? hop.request, head: head, body: errorBody), transfer)
     }
 
-    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> ResponseStream {
+    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> ResponseStream<Data> {
         if let requiredMediaType, exchange.head.statusCode != 204 {
             let contentType = exchange.head.value(forHTTPHeaderField: "Content-Type")
             let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The events of a `text/event-stream` response, reconnecting when the connection drops: an
-/// `AsyncSequence` of `ServerSentEvent`. Get one from `DownloadingTask.events()`.
+/// How `DownloadingTask.events(…)` reads the events of a `text/event-stream` response into a
+/// `ResponseStream<ServerSentEvent>`, reconnecting when the connection drops.
 ///
 /// It connects when iteration starts, as a run of the task (hooks, status check, retries before
 /// the head arrive), sending `Accept: text/event-stream` unless the task names its own `Accept`.
@@ -19,7 +19,7 @@ import Foundation
 ///   that got no response head;
 /// - with `ConveyError.cancelled` when the reading task is cancelled; leaving the loop ends the
 ///   connection at once.
-public struct ServerSentEvents: AsyncSequence, Sendable {
+enum ServerSentEvents {
     /// How the reader reconnects, and how large events may be: the parameters of
     /// `DownloadingTask.events(…)`, and the clock the tests give it.
     struct Configuration: Sendable {
@@ -65,26 +65,19 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     }
 
     /// Opens one connection, sending `Last-Event-ID` when given one.
-    typealias Connect = @Sendable (_ lastEventID: String?) async throws -> ServerResponse<ResponseStream>
+    typealias Connect = @Sendable (_ lastEventID: String?) async throws -> ServerResponse<ResponseStream<Data>>
 
-    private let configuration: Configuration
-    private let connect: Connect
-
-    init(configuration: Configuration, connect: @escaping Connect) {
-        self.configuration = configuration
-        self.connect = connect
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(configuration: configuration, connect: connect)
+    /// The events of one loop, in order, across reconnections.
+    static func stream(configuration: Configuration, connect: @escaping Connect) -> ResponseStream<ServerSentEvent> {
+        ResponseStream(transfer: nil) { Reader(configuration: configuration, connect: connect) }
     }
 
     /// Reads the events in order, across reconnections.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    struct Reader: StreamReader {
         private let configuration: Configuration
         private let connect: Connect
         private var parser: ServerSentEventParser
-        private var body: ResponseStream.AsyncIterator?
+        private var body: ResponseStream<Data>.AsyncIterator?
         private var ready = ReadyQueue<ServerSentEvent>()
         private var connections = 0
         private var consecutiveFailures = 0
@@ -100,7 +93,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         }
 
         /// The next event; `nil` once the server said 204 or reconnecting is off and the body ended.
-        public mutating func next() async throws -> ServerSentEvent? {
+        mutating func next() async throws -> ServerSentEvent? {
             while true {
                 if let item = ready.popFirst() { return item }
                 if ended { return nil }
@@ -154,7 +147,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             }
             connections += 1
             connectionsWithoutEvent += 1
-            let response: ServerResponse<ResponseStream>
+            let response: ServerResponse<ResponseStream<Data>>
             do {
                 response = try await connect(parser.lastEventID.isEmpty ? nil : parser.lastEventID)
             } catch let error where Self.isDrop(error) && configuration.reconnects {
