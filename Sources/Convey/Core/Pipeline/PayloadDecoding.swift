@@ -3,14 +3,12 @@ import Foundation
 /// Turns a response body into a task's payload type, in the run's own task: never on
 /// `@ConveyActor`, so large bodies from many runs decode on every core at once.
 enum PayloadDecoding {
-    /// The payload for a body that needs no decoding (`Data`, `IgnoredPayload`), or `nil`.
+    /// The payload for a body that needs no decoding (`Data`), or `nil`.
     static func passThrough<Payload>(_ type: Payload.Type, _ data: Data) -> Payload? {
-        if let raw = data as? Payload { return raw }
-        if let ignored = IgnoredPayload() as? Payload { return ignored }
-        return nil
+        data as? Payload
     }
 
-    /// Decodes `data` as `type`: raw bytes and ignored payloads pass through, `String` is read
+    /// Decodes `data` as `type`: raw bytes pass through, `String` is read
     /// as UTF-8, anything else is JSON. Failures become `ConveyError.decodingFailed`.
     static func decode<Payload: Decodable>(_ type: Payload.Type, from data: Data, using decoder: JSONDecoder, url: URL?) throws -> Payload {
         if let payload = passThrough(type, data) { return payload }

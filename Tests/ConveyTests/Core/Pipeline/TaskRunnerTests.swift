@@ -227,7 +227,7 @@ struct TaskRunnerTests {
             var path: String { "ping" }
         }
         let response = try await Ping(server: server(body: "<html>not json</html>")).download()
-        #expect(response.payload == IgnoredPayload())
+        #expect(response.payload == Data("<html>not json</html>".utf8))
         #expect(response.stringResult == "<html>not json</html>")
     }
 
