@@ -13,12 +13,12 @@ import FoundationNetworking
 struct FileDelivery: ResponseDelivery {
     let partial: PartialDownload
     let resumes: Bool
-    let permissions: FilePermissions
+    let permissions: Int
     let progress: DownloadProgressHandler?
     /// The task's `didFinish(with:)`, for a task whose own payload is the file (`FileDownloadingTask`).
     var didFinish: (@ConveyActor @Sendable (ServerResponse<URL>) async -> Void)?
 
-    init(destination: URL, resumes: Bool, permissions: FilePermissions, progress: DownloadProgressHandler?) {
+    init(destination: URL, resumes: Bool, permissions: Int, progress: DownloadProgressHandler?) {
         partial = PartialDownload(destination: destination)
         self.resumes = resumes
         self.permissions = permissions

@@ -19,14 +19,15 @@ public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == UR
     var resumesPartialDownloads: Bool { get }
     /// Called as bytes are written, from any thread. Default: `nil`.
     var downloadProgressHandler: (@Sendable (DownloadProgress) -> Void)? { get }
-    /// The permissions the finished file gets. Default: `.ownerOnly` (0600).
-    var downloadedFilePermissions: FilePermissions { get }
+    /// The permissions the finished file gets, as an octal mode: `0o644` for read by all.
+    /// Default: `0o600`, read and write for the owner only.
+    var downloadedFilePermissions: Int { get }
 }
 
 extension FileDownloadingTask {
     public var resumesPartialDownloads: Bool { true }
     public var downloadProgressHandler: (@Sendable (DownloadProgress) -> Void)? { nil }
-    public var downloadedFilePermissions: FilePermissions { .ownerOnly }
+    public var downloadedFilePermissions: Int { 0o600 }
 
     /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)`
     /// does. The file is this task's own payload, so a success calls `didFinish(with:)` (before
@@ -67,13 +68,15 @@ extension DownloadingTask {
     /// - Parameters:
     ///   - destination: where the finished file goes; an existing file there is replaced.
     ///   - resuming: whether a partial file left by a broken transfer is resumed. Default: `true`.
-    ///   - permissions: the finished file's permissions. Default: `.ownerOnly` (0600).
+    ///   - permissions: the finished file's permissions, as an octal mode (`0o644` for read by
+    ///     all); a value outside `0o000`–`0o777` fails with `ConveyError.downloadFailed`.
+    ///     Default: `0o600`, read and write for the owner only.
     ///   - progress: called as bytes are written, from any thread.
     ///
     /// The file is not the task's payload, so a success calls `didSucceed(with:)` but not
     /// `didFinish(with:)`.
     @discardableResult
-    public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
+    public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: Int = 0o600,
                          progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> ServerResponse<URL> {
         try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, permissions: permissions,
                                                           progress: progress))

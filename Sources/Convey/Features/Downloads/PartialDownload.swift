@@ -60,9 +60,15 @@ struct PartialDownload: Sendable {
         try saved.get()
     }
 
-    /// Takes the partial file for one attempt; see `PartialClaim`.
-    func claim(permissions: FilePermissions) throws(ConveyError) -> PartialClaim {
-        try PartialClaim(partial: self, mode: mode_t(permissions.mode))
+    /// Takes the partial file for one attempt; see `PartialClaim`. `permissions` is the finished
+    /// file's mode, `0o000` to `0o777`; any other value (a mode written in decimal, `644`) fails
+    /// the download rather than give the file permissions nobody asked for.
+    func claim(permissions: Int) throws(ConveyError) -> PartialClaim {
+        guard (0...0o777).contains(permissions) else {
+            throw .downloadFailed(destination: destination, reason: "permissions \(permissions) are not a file mode from 0o000 to 0o777 "
+                                  + "(write them in octal: 0o644, not 644); nothing was written")
+        }
+        return try PartialClaim(partial: self, mode: mode_t(permissions))
     }
 }
 

@@ -21,7 +21,7 @@ struct DownloadFileSafetyTests {
         let destination: URL
         var path: String { "file" }
         var echoStyle: TaskEchoStyle { .none }
-        var downloadedFilePermissions: FilePermissions { FilePermissions(mode: 0o640) }
+        var downloadedFilePermissions: Int { 0o640 }
     }
 
     private static let body = Data((0..<200_000).map { UInt8($0 % 251) })
@@ -123,10 +123,22 @@ struct DownloadFileSafetyTests {
     @Test func thePermissionsAnAppAsksForAreTheFilesPermissions() async throws {
         try await withTemporaryFolder { (folder) async throws in
             let shared = folder.appending(path: "shared.bin"), report = folder.appending(path: "report.bin")
-            try await Fetch(server: try server(wholeFile())).download(to: shared, permissions: .ownerWriteOthersRead)
+            try await Fetch(server: try server(wholeFile())).download(to: shared, permissions: 0o644)
             #expect(try permissions(of: shared) == 0o644)
             try await SharedReport(server: try server(wholeFile()), destination: report).download()
             #expect(try permissions(of: report) == 0o640)
+        }
+    }
+
+    @Test func aModeWrittenInDecimalFailsTheDownloadBeforeAnythingIsWritten() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let file = folder.appending(path: "decimal.bin")
+            let error = await #expect(throws: ConveyError.self) {
+                try await Fetch(server: try server(wholeFile())).download(to: file, permissions: 644)
+            }
+            #expect(downloadFailure(error)?.reason.hasPrefix("permissions 644 are not a file mode from 0o000 to 0o777") == true)
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            #expect(!FileManager.default.fileExists(atPath: file.path + ".convey-partial"))
         }
     }
 
