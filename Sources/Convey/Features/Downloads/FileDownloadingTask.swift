@@ -17,8 +17,10 @@ public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == UR
     var destination: URL { get }
     /// Whether a partial file left by a broken transfer is resumed. Default: `true`.
     var resumesPartialDownloads: Bool { get }
-    /// Called as bytes are written, from any thread. Default: `nil`.
-    var downloadProgressHandler: (@Sendable (DownloadProgress) -> Void)? { get }
+    /// Called as bytes are written, with the bytes of the file written so far (a resumed part
+    /// included) and the whole file's size when the server announced it, from the writer's queue,
+    /// never the transport's thread. Default: `nil`.
+    var downloadProgressHandler: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)? { get }
     /// The permissions the finished file gets, as an octal mode: `0o644` for read by all.
     /// Default: `0o600`, read and write for the owner only.
     var downloadedFilePermissions: Int { get }
@@ -26,7 +28,7 @@ public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == UR
 
 extension FileDownloadingTask {
     public var resumesPartialDownloads: Bool { true }
-    public var downloadProgressHandler: (@Sendable (DownloadProgress) -> Void)? { nil }
+    public var downloadProgressHandler: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)? { nil }
     public var downloadedFilePermissions: Int { 0o600 }
 
     /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)`
@@ -40,7 +42,7 @@ extension FileDownloadingTask {
     /// The delivery of this task's own file.
     private func fileDelivery() -> FileDelivery {
         var delivery = FileDelivery(destination: destination, resumes: resumesPartialDownloads, permissions: downloadedFilePermissions,
-                                    progress: downloadProgressHandler)
+                                    progress: DownloadProgress.handler(downloadProgressHandler))
         delivery.didFinish = { response in await Hooks.call(.didFinish, of: Self.self) { await didFinish(with: response) } }
         return delivery
     }
@@ -71,14 +73,15 @@ extension DownloadingTask {
     ///   - permissions: the finished file's permissions, as an octal mode (`0o644` for read by
     ///     all); a value outside `0o000`–`0o777` fails with `ConveyError.downloadFailed`.
     ///     Default: `0o600`, read and write for the owner only.
-    ///   - progress: called as bytes are written, from any thread.
+    ///   - progress: called as bytes are written, with the bytes of the file written so far and the
+    ///     whole file's size when known, from the writer's queue.
     ///
     /// The file is not the task's payload, so a success calls `didSucceed(with:)` but not
     /// `didFinish(with:)`.
     @discardableResult
     public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: Int = 0o600,
-                         progress: (@Sendable (DownloadProgress) -> Void)? = nil) async throws -> ServerResponse<URL> {
+                         progress: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)? = nil) async throws -> ServerResponse<URL> {
         try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, permissions: permissions,
-                                                          progress: progress))
+                                                          progress: DownloadProgress.handler(progress)))
     }
 }

@@ -12,8 +12,11 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
     var encoder: JSONEncoder { get }
     /// Whether the body is gzipped. Default: the server's `uploadCompression` (`.none` unless set).
     var uploadCompression: UploadCompression { get }
-    /// Called as the body goes out, from any thread. Default: `nil`.
-    var uploadProgressHandler: (@Sendable (UploadProgress) -> Void)? { get }
+    /// Called as the body goes out, with the body bytes sent so far (after compression, when the
+    /// body is gzipped) and the body's size on the wire when known. Called from a queue of its own,
+    /// one report at a time, in order; a handler slower than the transfer sees the latest report
+    /// rather than every step. Default: `nil`.
+    var uploadProgressHandler: (@Sendable (_ bytesSent: Int64, _ totalBytes: Int64?) -> Void)? { get }
     /// Where bodies too large for memory (and multipart bodies with file parts) are staged while
     /// they are sent; each staged file is removed after its attempt. Default: the temporary directory.
     var stagingDirectory: URL { get }
@@ -22,7 +25,7 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
 extension UploadingTask {
     public var encoder: JSONEncoder { server.configuration.defaultEncoder }
     public var uploadCompression: UploadCompression { server.configuration.uploadCompression }
-    public var uploadProgressHandler: (@Sendable (UploadProgress) -> Void)? { nil }
+    public var uploadProgressHandler: (@Sendable (_ bytesSent: Int64, _ totalBytes: Int64?) -> Void)? { nil }
     public var stagingDirectory: URL { FileManager.default.temporaryDirectory }
 
     /// A body of bytes in memory, gzipped off the actor when `uploadCompression` applies to its size.

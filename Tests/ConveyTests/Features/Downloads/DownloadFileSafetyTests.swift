@@ -187,7 +187,7 @@ struct DownloadFileSafetyTests {
             let reports = DownloadProgressLog()
             await #expect(throws: HTTPError.self) {
                 try await Fetch(server: try server(wholeFile(status: 404, body: Data("not here".utf8))))
-                    .download(to: folder.appending(path: "file.bin"), progress: { reports.add($0) })
+                    .download(to: folder.appending(path: "file.bin"), progress: { reports.add($0, $1) })
             }
             #expect(reports.last == nil)
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)

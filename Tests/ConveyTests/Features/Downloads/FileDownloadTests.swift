@@ -40,7 +40,7 @@ struct FileDownloadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appending(path: "big.bin")
         let written = DownloadProgressLog()
-        let response = try await BigFile(server: try server()).download(to: destination, progress: { written.add($0) })
+        let response = try await BigFile(server: try server()).download(to: destination, progress: { written.add($0, $1) })
         #expect(response.payload == destination)
         #expect(response.statusCode == 200)
         #expect(response.request.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
@@ -274,7 +274,9 @@ final class DownloadProgressLog: @unchecked Sendable {
     private let lock = NSLock()
     private var reports: [DownloadProgress] = []
 
-    func add(_ progress: DownloadProgress) { lock.withLock { reports.append(progress) } }
+    func add(_ bytesWritten: Int64, _ totalBytes: Int64?) {
+        lock.withLock { reports.append(DownloadProgress(bytesWritten: bytesWritten, totalBytes: totalBytes)) }
+    }
     var last: DownloadProgress? { lock.withLock { reports.last } }
 }
 

@@ -268,7 +268,7 @@ struct UploadPipelineTests {
         let server = try stubServer(.answering(seen: seen))
         let log = ProgressLog()
         let file = try scratch.file("p.bin", Data([1, 2, 3]))
-        try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url, uploadProgressHandler: { log.add($0) }).send()
+        try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url, uploadProgressHandler: { log.add($0, $1) }).send()
         try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url).send()
         let (watched, unwatched) = (try #require(seen.requests.first), try #require(seen.last))
         #expect(unwatched.progress == nil)

@@ -90,6 +90,8 @@ final class ProgressLog: @unchecked Sendable {
 
     func add(_ progress: UploadProgress) { lock.withLock { items.append(progress) } }
 
+    func add(_ bytesSent: Int64, _ totalBytes: Int64?) { add(UploadProgress(bytesSent: bytesSent, totalBytes: totalBytes)) }
+
     var reports: [UploadProgress] { lock.withLock { items } }
 }
 
@@ -134,7 +136,7 @@ struct FileUpload: FileUploadingTask {
     var contentType = "application/octet-stream"
     var stagingDirectory: URL
     var uploadCompression: UploadCompression = .none
-    var uploadProgressHandler: (@Sendable (UploadProgress) -> Void)?
+    var uploadProgressHandler: (@Sendable (Int64, Int64?) -> Void)?
 }
 
 /// A JSON upload that keeps the default `uploadCompression`, the server's.

@@ -95,7 +95,7 @@ struct UploadWireTests {
         let file = try scratch.randomFile("large.bin", size: size)
         let log = ProgressLog()
         let response = try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url,
-                                             uploadProgressHandler: { log.add($0) }).download()
+                                             uploadProgressHandler: { log.add($0, $1) }).download()
         let echoed = try echo(response)
         #expect(echoed.headers["Content-Length"] == String(size))
         #expect(try dataURLBytes(echoed.data) == Data(contentsOf: file))
