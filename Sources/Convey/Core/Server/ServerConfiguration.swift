@@ -53,9 +53,11 @@ public struct ServerConfiguration: Sendable {
     public var echoSink: EchoSink
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
-    /// Whether upload tasks gzip their bodies (`Content-Encoding: gzip`), unless a task sets its
-    /// own `uploadCompression`. Default: `.none`; turn it on only for servers that accept it.
-    public var uploadCompression: UploadCompression = .none
+    /// The size from which upload tasks gzip their bodies (`Content-Encoding: gzip`), in bytes
+    /// before compression, unless a task sets its own `uploadGzipMinimumSize`; smaller bodies go
+    /// as they are, where gzip's overhead outweighs the saving. Default: `nil`, no body is
+    /// gzipped; set it only for servers that accept compressed requests.
+    public var uploadGzipMinimumSize: Int?
     /// The HTTP cache GET and HEAD tasks read and fill. Default: `nil`, no caching; set a
     /// `DataCache` (memory only, or backed by a folder) to turn it on. See Docs/caching.md.
     public var cache: DataCache?

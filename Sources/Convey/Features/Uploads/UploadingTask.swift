@@ -10,8 +10,9 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
     var uploadPayload: UploadPayload? { get }
     /// The encoder for JSON payloads. Default: the server's `defaultEncoder`.
     var encoder: JSONEncoder { get }
-    /// Whether the body is gzipped. Default: the server's `uploadCompression` (`.none` unless set).
-    var uploadCompression: UploadCompression { get }
+    /// The size from which the body is gzipped, in bytes before compression; `nil` sends it as it
+    /// is. Default: the server's `uploadGzipMinimumSize` (`nil` unless set).
+    var uploadGzipMinimumSize: Int? { get }
     /// Called as the body goes out, with the body bytes sent so far (after compression, when the
     /// body is gzipped) and the body's size on the wire when known. Called from a queue of its own,
     /// one report at a time, in order; a handler slower than the transfer sees the latest report
@@ -24,7 +25,10 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
 
 extension UploadingTask {
     public var encoder: JSONEncoder { server.configuration.defaultEncoder }
-    public var uploadCompression: UploadCompression { server.configuration.uploadCompression }
+    public var uploadGzipMinimumSize: Int? { server.configuration.uploadGzipMinimumSize }
+
+    /// Whether, and from which size, the body is gzipped.
+    var uploadCompression: UploadCompression { UploadCompression(gzipMinimumSize: uploadGzipMinimumSize) }
     public var uploadProgressHandler: (@Sendable (_ bytesSent: Int64, _ totalBytes: Int64?) -> Void)? { nil }
     public var stagingDirectory: URL { FileManager.default.temporaryDirectory }
 

@@ -100,7 +100,7 @@ struct JSONUpload<Payload: Encodable & Sendable>: JSONUploadingTask {
     var path = "anything"
     var method: HTTPMethod = .post
     var uploadPayload: Payload?
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
 }
 
 struct FormUpload: FormUploadingTask {
@@ -116,7 +116,7 @@ struct DataUpload: DataUploadingTask {
     var method: HTTPMethod = .post
     var uploadPayload: Data?
     var contentType = "application/octet-stream"
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
 }
 
 struct MIMEUpload: MIMEUploadingTask {
@@ -125,7 +125,7 @@ struct MIMEUpload: MIMEUploadingTask {
     var method: HTTPMethod = .post
     var uploadPayload: MIMEPayload?
     var stagingDirectory: URL
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
 }
 
 struct FileUpload: FileUploadingTask {
@@ -135,11 +135,11 @@ struct FileUpload: FileUploadingTask {
     var uploadPayload: URL?
     var contentType = "application/octet-stream"
     var stagingDirectory: URL
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
     var uploadProgressHandler: (@Sendable (Int64, Int64?) -> Void)?
 }
 
-/// A JSON upload that keeps the default `uploadCompression`, the server's.
+/// A JSON upload that keeps the default `uploadGzipMinimumSize`, the server's.
 struct DefaultCompressionUpload: JSONUploadingTask {
     let server: ConveyServer
     var path: String { "anything" }
