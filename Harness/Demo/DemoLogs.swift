@@ -25,7 +25,7 @@ final class WireLog: @unchecked Sendable {
     func write(_ text: String) { lock.withLock { blocks.append(text) } }
 
     /// The sink that writes here, for `ServerConfiguration.echoSink`.
-    var sink: EchoSink { EchoSink { [self] text in write(text) } }
+    var sink: @Sendable (String) -> Void { { [self] text in write(text) } }
 
     /// The blocks so far, emptying the log for the next step.
     func drain() -> [String] {

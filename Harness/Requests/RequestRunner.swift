@@ -9,7 +9,7 @@ enum RequestRunner {
                     method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: .standardError)
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: standardErrorEcho)
         configuration.recorder = settings.recorderForRequests()
         let server = ConveyServer(remote: target.remote, configuration: configuration)
         if let warning = connection.insecureWarning { console.err(console.styledError(warning, .yellow)) }

@@ -9,7 +9,7 @@ enum StreamRunner {
                     mode: StreamOptions.Mode, settings: HarnessSettings,
                     makeTask: @ConveyActor (ConveyServer) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        let configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: .standardError)
+        let configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: standardErrorEcho)
         let server = ConveyServer(remote: target.remote, configuration: configuration)
         if let warning = connection.insecureWarning { console.err(console.styledError(warning, .yellow)) }
         HarnessTransport.install(on: server, target: target, builtIn: transport, connection: connection)

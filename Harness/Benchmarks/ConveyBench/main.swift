@@ -162,7 +162,7 @@ struct CannedTransport: ConveyTransport {
 @ConveyActor
 func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil,
                 configure: (inout ServerConfiguration) -> Void = { _ in }) -> ConveyServer {
-    var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: EchoSink { _ in })
+    var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: { _ in })
     configuration.builtInTransport = transport
     configure(&configuration)
     let server = ConveyServer(remote: remote, configuration: configuration)

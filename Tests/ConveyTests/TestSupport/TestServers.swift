@@ -50,7 +50,7 @@ final class EchoCapture: @unchecked Sendable {
     func write(_ text: String) { lock.withLock { blocks.append(text) } }
 
     /// The sink that writes here, for `ServerConfiguration.echoSink`.
-    var sink: EchoSink { EchoSink { [self] text in write(text) } }
+    var sink: @Sendable (String) -> Void { { [self] text in write(text) } }
 
     var text: String { lock.withLock { blocks.joined(separator: "\n") } }
 }

@@ -49,8 +49,14 @@ public struct ServerConfiguration: Sendable {
     public var defaultHeaders: Headers
     /// The echo style of tasks that do not choose their own. Default: `.recorded`.
     public var defaultEchoStyle: TaskEchoStyle
-    /// Where console echo goes. Default: standard output.
-    public var echoSink: EchoSink
+    /// Where console echo goes: called with each echo block, from any thread, as text without a
+    /// trailing newline and without a control character a terminal acts on. Default: standard
+    /// output, one whole block at a time.
+    ///
+    /// ```swift
+    /// configuration.echoSink = { text in logger.debug("\(text)") }
+    /// ```
+    public var echoSink: @Sendable (String) -> Void
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
     /// The size from which upload tasks gzip their bodies (`Content-Encoding: gzip`), in bytes
@@ -124,7 +130,7 @@ public struct ServerConfiguration: Sendable {
         userAgent: String? = nil,
         defaultHeaders: Headers = [],
         defaultEchoStyle: TaskEchoStyle = .recorded,
-        echoSink: EchoSink = .standardOutput,
+        echoSink: @escaping @Sendable (String) -> Void = { StandardOutputEcho.write($0) },
         redaction: Redaction = .standard
     ) {
         self.defaultEncoder = defaultEncoder

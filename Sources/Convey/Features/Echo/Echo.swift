@@ -28,7 +28,7 @@ struct EchoPlan: Sendable {
     /// Asks the task for the style of a run that received some data, when the task has its own
     /// `echoStyle(for:)` (and its configuration names no style); `nil` when `style` holds.
     let styleForData: (@ConveyActor @Sendable (Data?) -> TaskEchoStyle)?
-    let sink: EchoSink
+    let sink: @Sendable (String) -> Void
     let redaction: Redaction
     /// Where records go, when the server has a recorder.
     let recorder: TaskRecorder?
@@ -95,7 +95,7 @@ enum Echo {
             certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, plan: plan))
         if prints {
             let text = EchoFormatter(style: style, redaction: plan.redaction).text(for: record)
-            plan.sink.write(DisplayFormat.terminalSafe(text))
+            plan.sink(DisplayFormat.terminalSafe(text))
         }
         recorder?.record(record, taskName: String(describing: plan.taskType), serverName: plan.serverName, redaction: plan.redaction)
     }
