@@ -32,16 +32,13 @@ struct ConnectionOptions: Sendable {
         if arguments.has("cacert"), arguments.has("cacert-add") {
             throw UsageError(message: "choose --cacert or --cacert-add, not both", command: command)
         }
-        if let file = arguments.value("cacert") { tls.trustRoots = .only(certificatesFile: URL(filePath: file)) }
-        if let file = arguments.value("cacert-add") { tls.trustRoots = .systemAnd(certificatesFile: URL(filePath: file)) }
+        if let file = arguments.value("cacert") { (tls.certificateAuthoritiesFile, tls.trustsSystemCertificateAuthorities) = (URL(filePath: file), false) }
+        if let file = arguments.value("cacert-add") { tls.certificateAuthoritiesFile = URL(filePath: file) }
         for text in arguments.all("pinnedpubkey").flatMap({ $0.split(separator: ";") }) {
-            guard let pin = PublicKeyPin(String(text)) else {
-                throw UsageError(message: "--pinnedpubkey: '\(text)' is not sha256// followed by a base64 SHA-256 digest", command: command)
-            }
-            tls.pinnedPublicKeys.append(pin)
+            tls.pinnedPublicKeys.append(String(text))
         }
         tls.clientCertificate = try Self.clientCertificate(arguments, command: command)
-        if arguments.has("tlsv1.3") { tls.minimumVersion = .v1_3 }
+        tls.requiresTLS13 = arguments.has("tlsv1.3")
         tls.disablesCertificateVerificationInsecurely = arguments.has("insecure")
         let excluded = arguments.value("noproxy").map { $0.split(separator: ",").map(String.init) } ?? []
         if let text = arguments.value("proxy") {

@@ -304,7 +304,7 @@ struct TLSServer {
 func makeHTTPSWorkloads(_ tls: TLSServer, ceiling: URL?) async throws -> [Workload] {
     guard let url = URL(string: tls.base.absoluteString + "/1k.bin") else { throw BenchError.usage("bad URL \(tls.base)") }
     let remote = Remote(name: "nginx-tls", url: tls.base)
-    let trust = TLSConfiguration(trustRoots: .only(certificatesFile: tls.caFile))
+    let trust = TLSConfiguration(certificateAuthoritiesFile: tls.caFile, trustsSystemCertificateAuthorities: false)
 
     func clients(_ version: HTTPVersionPreference, closing: Bool) async -> [Client] {
         let server = await makeServer(remote, transport: .curl) {

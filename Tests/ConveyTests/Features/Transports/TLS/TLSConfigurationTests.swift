@@ -72,6 +72,24 @@ struct TLSConfigurationTests {
         #expect(!added.contains { if case .text(CURLOPT_CAPATH, _) = $0 { true } else { false } })
     }
 
+    @Test func aPinThatIsNotOneOrNoTrustAtAllFailsEveryRequestBeforeItIsSent() async throws {
+        let url = try #require(URL(string: "https://127.0.0.1:9/never"))
+        let badPin = CurlTransport(configuration: .init(tls: TLSConfiguration(pinnedPublicKeys: ["sha256//not-a-digest"])))
+        let pinError = await #expect(throws: URLError.self) { try await badPin.send(url) }
+        #expect(pinError?.localizedDescription.contains(#"the pinned public key "sha256//not-a-digest" is not sha256// followed by"#) == true)
+        let trustingNothing = CurlTransport(configuration: .init(tls: TLSConfiguration(trustsSystemCertificateAuthorities: false)))
+        let trustError = await #expect(throws: URLError.self) { try await trustingNothing.send(url) }
+        #expect(trustError?.localizedDescription.contains("no certificate authority is trusted") == true)
+    }
+
+    @Test func theTrustPropertiesSayWhichRootsAreTrusted() {
+        let file = URL(filePath: "/ca/private.pem")
+        #expect(TLSConfiguration().trustRoots == .system)
+        #expect(TLSConfiguration(certificateAuthoritiesFile: file).trustRoots == .systemAnd(certificatesFile: file))
+        #expect(TLSConfiguration(certificateAuthoritiesFile: file, trustsSystemCertificateAuthorities: false).trustRoots == .only(certificatesFile: file))
+        #expect(TLSConfiguration(trustsSystemCertificateAuthorities: false).trustRoots == .nothing)
+    }
+
     @Test func directIgnoresTheEnvironmentAndAnExplicitProxyKeepsCredentialsOutOfItsAddress() throws {
         #expect(CurlConnectionOptions.settings(tls: TLSConfiguration(), proxy: .direct).contains(.text(CURLOPT_PROXY, "")))
         let proxy = try #require(Proxy(url: "http://me:secret@127.0.0.1:3128"))
@@ -83,7 +101,7 @@ struct TLSConfigurationTests {
     #endif
 
     @Test func urlSessionRefusesWhatItCannotHonourAndSendsNothing() async throws {
-        let transport = URLSessionTransport(tls: TLSConfiguration(pinnedPublicKeys: [try #require(PublicKeyPin(sha256: Data(count: 32)))]))
+        let transport = URLSessionTransport(tls: TLSConfiguration(pinnedPublicKeys: [try #require(PublicKeyPin(sha256: Data(count: 32))).description]))
         let url = try #require(URL(string: "https://127.0.0.1:9/never"))
         let error = await #expect(throws: URLError.self) { try await transport.send(url) }
         #expect(error?.code == .secureConnectionFailed)

@@ -102,7 +102,7 @@ struct TLSWireTests {
     // MARK: Versions
 
     @Test func aTLS13MinimumRefusesATLS12OnlyServer() async throws {
-        let tls = try TLSTestServers.trustingTheCA { $0.minimumVersion = .v1_3 }
+        let tls = try TLSTestServers.trustingTheCA { $0.requiresTLS13 = true }
         let error = await #expect(throws: URLError.self) {
             try await transport(tls).send(try TLSTestServers.url("CONVEY_TLS12_ONLY_URL", "/hello.txt"))
         }
@@ -111,7 +111,7 @@ struct TLSWireTests {
     }
 
     @Test func aTLS13MinimumGetsTLS13WhereOffered() async throws {
-        let tls = try TLSTestServers.trustingTheCA { $0.minimumVersion = .v1_3 }
+        let tls = try TLSTestServers.trustingTheCA { $0.requiresTLS13 = true }
         let response = try await transport(tls).send(try TLSTestServers.trusted("/hello.txt"))
         #expect(response.head.fields["X-TLS-Protocol"] == "TLSv1.3")
     }
