@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 
 /// What the harness exits with, so that scripts can tell outcomes apart.
 enum ExitCode: Int32, Sendable {
@@ -57,7 +57,8 @@ extension ExitCode {
             self.init(status: http.statusCode)
         } else if let convey = error as? ConveyError {
             switch convey {
-            case .transport, .timedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote, .cache: self = .noResponse
+            case .transport, .attemptTimedOut, .totalTimedOut, .requestsDisabledForDebugging, .serverDisabled, .noRemote,
+                 .notCached, .cacheFolderUnavailable: self = .noResponse
             case .invalidURL: self = .usage
             case .cancelled: self = .interrupted
             case .encodingFailed, .invalidHeaderField, .decodingFailed: self = .localFailure

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `get|post|put|patch|delete PATH`: one request, sent by hand, with curl's options.

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// `demo`: every kind of task, each with what went on the wire, what the hooks saw and the result.

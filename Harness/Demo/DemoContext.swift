@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// What every demo step works with: the server, its logs and its recorder.
@@ -15,7 +15,7 @@ final class DemoContext {
         self.target = target
         self.recorder = recorder
         self.settings = settings
-        var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire)
+        var configuration = ServerConfiguration(defaultEchoStyle: [.consoleFull, .recorded], echoSink: wire.sink)
         configuration.recorder = recorder
         server = DemoServer(target: target, configuration: configuration, hooks: hooks)
         HarnessTransport.install(on: server, target: target, builtIn: transport)

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// The hooks a demo step's tasks and server called, in order.
@@ -18,11 +18,14 @@ final class HookLog: @unchecked Sendable {
 }
 
 /// Collects Convey's echo output for a demo step.
-final class WireLog: EchoSink, @unchecked Sendable {
+final class WireLog: @unchecked Sendable {
     private let lock = NSLock()
     private var blocks: [String] = []
 
     func write(_ text: String) { lock.withLock { blocks.append(text) } }
+
+    /// The sink that writes here, for `ServerConfiguration.echoSink`.
+    var sink: @Sendable (String) -> Void { { [self] text in write(text) } }
 
     /// The blocks so far, emptying the log for the next step.
     func drain() -> [String] {

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 
 /// Prints a demo step: heading, what went on the wire, the hooks, the result.
 struct DemoPrinter {

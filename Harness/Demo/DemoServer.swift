@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// The demo's server: a `ConveyServer` subclass that logs its hooks, as an app's would run them.

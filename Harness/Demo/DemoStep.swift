@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 
 /// One part of the demo: a kind of task, run against the demo server.
 ///

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -49,7 +49,7 @@ extension DemoSteps {
                 context.wire.write("② exported: nothing, recording is off (--no-record)")
             }
 
-            var configuration = ServerConfiguration(defaultEchoStyle: [.consoleMinimum], echoSink: context.wire)
+            var configuration = ServerConfiguration(defaultEchoStyle: [.consoleMinimum], echoSink: context.wire.sink)
             configuration.recorder = nil
             let offline = DemoServer(target: context.target, configuration: configuration, hooks: context.hooks)
             offline.transport = StubTransport { request in

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 private struct SearchTask: DemoTask, ServerTask {
@@ -88,8 +88,8 @@ extension DemoSteps {
         do {
             let response = try await WrongShapeTask(context: context).download()
             return .misbehaved("decoded \(response.payload.count) items from an object")
-        } catch ConveyError.decodingFailed(let failure) {
-            return .behaved("ConveyError.decodingFailed: \(failure.typeName)\(failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"): \(failure.reason)")
+        } catch ConveyError.decodingFailed(let typeName, let codingPath, let reason, _, _) {
+            return .behaved("ConveyError.decodingFailed: \(typeName)\(codingPath.isEmpty ? "" : " at \(codingPath)"): \(reason)")
         } catch {
             return .misbehaved(DemoText.error(error))
         }

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// Counts a task's attempts across retries; tasks are values, so the count lives here.
@@ -54,7 +54,7 @@ extension DemoSteps {
                 return .misbehaved("first \(first.cacheStatus.rawValue), then \(second.cacheStatus.rawValue)")
             }
             var tag = "?"
-            if case let url = first.request.url, let stored = await server.configuration.cache?.eTags.eTag(for: url) { tag = stored }
+            if case let url = first.request.url, let stored = await server.configuration.cache?.eTag(for: url) { tag = stored }
             return .behaved("first from the network (ETag \(tag)), then 304 Not Modified answered with the stored \(DisplayFormat.byteCount(second.data.count))")
         } catch {
             return .misbehaved(DemoText.error(error))
@@ -84,13 +84,13 @@ extension DemoSteps {
         do {
             try await SlowTask(context: context, seconds: 2, configuration: TaskConfiguration(timeout: .milliseconds(300))).send()
             return .misbehaved("the task finished instead of timing out")
-        } catch ConveyError.timedOut(let failure) {
+        } catch ConveyError.attemptTimedOut(let limit, _) {
             let elapsed = clock.duration(to: .now)
-            guard elapsed >= failure.limit * 0.8 else {
-                return .misbehaved("ConveyError.timedOut after \(DisplayFormat.duration(elapsed)), long before the 0.3 s limit"
+            guard elapsed >= limit * 0.8 else {
+                return .misbehaved("ConveyError.attemptTimedOut after \(DisplayFormat.duration(elapsed)), long before the 0.3 s limit"
                                    + " (URLSession on Linux drops the fraction of a timeout: 0.3 s becomes 0)")
             }
-            return .behaved("ConveyError.timedOut (\(failure.kind.rawValue) limit) after \(DisplayFormat.duration(elapsed))")
+            return .behaved("ConveyError.attemptTimedOut after \(DisplayFormat.duration(elapsed))")
         } catch {
             return .misbehaved(DemoText.error(error))
         }
@@ -105,8 +105,8 @@ extension DemoSteps {
         do {
             try await SlowTask(context: context, seconds: 1, configuration: configuration).send()
             return .misbehaved("the task ran \(DisplayFormat.duration(clock.duration(to: .now))), past its 0.3 s total limit")
-        } catch ConveyError.timedOut(let failure) where failure.kind == .total {
-            return .behaved("ConveyError.timedOut (total limit) after \(DisplayFormat.duration(clock.duration(to: .now)))")
+        } catch ConveyError.totalTimedOut {
+            return .behaved("ConveyError.totalTimedOut after \(DisplayFormat.duration(clock.duration(to: .now)))")
         } catch {
             return .misbehaved(DemoText.error(error))
         }

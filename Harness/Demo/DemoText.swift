@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 
 /// Short descriptions of errors for demo output.
 enum DemoText {
@@ -12,12 +12,14 @@ enum DemoText {
         case .serverDisabled: "serverDisabled"
         case .requestsDisabledForDebugging: "requestsDisabledForDebugging"
         case .transport: "transport"
-        case .timedOut: "timedOut"
+        case .attemptTimedOut: "attemptTimedOut"
+        case .totalTimedOut: "totalTimedOut"
         case .cancelled: "cancelled"
         case .encodingFailed: "encodingFailed"
         case .invalidHeaderField: "invalidHeaderField"
         case .decodingFailed: "decodingFailed"
-        case .cache: "cache"
+        case .notCached: "notCached"
+        case .cacheFolderUnavailable: "cacheFolderUnavailable"
         case .responseTooLarge: "responseTooLarge"
         case .downloadFailed: "downloadFailed"
         }
@@ -26,7 +28,7 @@ enum DemoText {
 
     /// The name and the log detail.
     static func error(_ error: any Error) -> String {
-        let detail = (error as? any PresentableError)?.logDetail ?? String(describing: error)
-        return errorName(error) + ": " + detail
+        // A ConveyError's or HTTPError's description is its log detail.
+        errorName(error) + ": " + String(describing: error)
     }
 }

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `outbox run|list|retry|drop DIR [ID]`: works an outbox folder by hand.
@@ -60,7 +60,7 @@ enum OutboxCommand {
                 configuration.concurrency = count
             }
             var serverConfiguration = ServerConfiguration(defaultEchoStyle: settings.records ? echo : echo.subtracting(.recorded),
-                                                          echoSink: StandardErrorEchoSink())
+                                                          echoSink: standardErrorEcho)
             serverConfiguration.recorder = settings.recorderForRequests()
             serverConfiguration.builtInTransport = transport
             server = OutboxRunServer(fields: fields, configuration: serverConfiguration)

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `post|put|patch|delete URL … --outbox DIR`: enqueues the request in an outbox folder instead
@@ -12,7 +12,7 @@ enum OutboxEnqueue {
             console.fail("--outbox needs a real server: give a full URL, or --remote with a path")
             return .usage
         }
-        let server = HarnessServer(target: request.target, configuration: ServerConfiguration(echoSink: StandardErrorEchoSink()), countsHops: false)
+        let server = HarnessServer(target: request.target, configuration: ServerConfiguration(echoSink: standardErrorEcho), countsHops: false)
         let context = RunContext(server: server, failsOnHTTPError: false, extraHeaders: Headers()) { _ in }
         do {
             let task = try request.task(in: context)

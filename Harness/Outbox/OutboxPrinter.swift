@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// Prints outbox items for people or as JSON, masked with `Redaction.standard` and escaped for the terminal.
@@ -7,7 +7,7 @@ struct OutboxPrinter {
 
     /// What went wrong, for one line.
     static func describe(_ error: any Error) -> String {
-        Redaction.standard.maskedText((error as? any PresentableError)?.logDetail ?? String(describing: error))
+        Redaction.standard.maskedText(String(describing: error))
     }
 
     func outcome(_ item: OutboxItem) {

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// A manual run's result as one JSON object, for scripts, masked as Convey's echo masks and

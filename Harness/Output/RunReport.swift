@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -45,7 +45,7 @@ struct RunReport: Sendable {
             errorText = "The requested URL returned error: \(status)"
         } else {
             exitCode = if let error { ExitCode(error: error) } else { ExitCode(status: status) }
-            errorText = error.map { redaction.maskedText(($0 as? any PresentableError)?.logDetail ?? String(describing: $0)) }
+            errorText = error.map { redaction.maskedText(String(describing: $0)) }
         }
     }
 
@@ -89,12 +89,12 @@ struct RunReport: Sendable {
         guard let convey = error as? ConveyError else { return "other" }
         return switch convey {
         case .transport: "transport"
-        case .timedOut: "timeout"
+        case .attemptTimedOut, .totalTimedOut: "timeout"
         case .requestsDisabledForDebugging, .serverDisabled, .noRemote: "disabled"
         case .invalidURL: "invalidURL"
         case .encodingFailed, .invalidHeaderField: "encoding"
         case .decodingFailed: "decoding"
-        case .cache: "cache"
+        case .notCached, .cacheFolderUnavailable: "cache"
         case .responseTooLarge: "too large"
         case .downloadFailed: "download"
         case .cancelled: "cancelled"

@@ -1,9 +1,5 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// Sends Convey's echo to standard error, keeping standard output for the result.
-struct StandardErrorEchoSink: EchoSink {
-    func write(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
-    }
-}
+let standardErrorEcho: @Sendable (String) -> Void = { text in FileHandle.standardError.write(Data((text + "\n").utf8)) }

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `-w/--write-out FORMAT`, read as curl 7.88 reads it: `%{variable}`, `%header{name}`, `%%`,

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `recorded export --har FILE [--include-secrets]`: the records in the folder as one HAR 1.2 file.

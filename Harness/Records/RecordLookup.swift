@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 
 /// Finds a record by its number in `recorded list` (1 is the newest) or by its ID.
 enum RecordLookup {

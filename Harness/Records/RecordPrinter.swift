@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// Prints records for people: a table for `recorded list`, every detail for `recorded show`.
@@ -32,13 +32,13 @@ struct RecordPrinter {
         console.out()
         console.out(console.styled("\(record.method) \(record.url ?? "(no request built)")", .boldCyan))
         headers(record.requestHeaders)
-        body(record.requestBody, size: record.requestBodySize)
+        body(record.requestBody, truncated: record.requestBodyIsTruncated, size: record.requestBodySize)
         if let status = record.statusCode {
             console.out()
             console.out(console.styled("HTTP \(status) \(HTTPStatus.reasonPhrase(for: status))", status < 400 ? .boldGreen : .boldRed))
             headers(record.responseHeaders)
             if let metrics = record.metrics { field("Timings", metrics.description) }
-            body(record.responseBody, size: record.responseBodySize)
+            body(record.responseBody, truncated: record.responseBodyIsTruncated, size: record.responseBodySize)
         }
         let masked = record.redactedParts
         if !masked.isEmpty {
@@ -77,20 +77,21 @@ struct RecordPrinter {
         }
     }
 
-    private func body(_ body: RecordedBody?, size: Int) {
+    private func body(_ body: Data?, truncated: Bool, size: Int) {
         guard size > 0 else { return }
         guard let body else {
             console.out(console.styled("  (\(DisplayFormat.byteCount(size)) body, not recorded)", .dim))
             return
         }
         console.out()
-        if let text = body.text {
+        // The recorder keeps text (UTF-8 without NUL) as text, anything else as bytes.
+        if let text = String(data: body, encoding: .utf8), !text.contains("\0") {
             let shown = DisplayFormat.prettyJSON(Data(text.utf8)).map { JSONHighlighter.highlight(DisplayFormat.terminalSafe($0), console: console) }
                 ?? DisplayFormat.terminalSafe(text)
             console.out(shown.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map { "  " + $0 }.joined(separator: "\n"))
         } else {
             console.out(console.styled("  (\(DisplayFormat.byteCount(size)) of binary data, kept as base64: see --json)", .dim))
         }
-        if body.truncated { console.out(console.styled("  … (cut at the recorder's body limit; \(DisplayFormat.byteCount(size)) in all)", .dim)) }
+        if truncated { console.out(console.styled("  … (cut at the recorder's body limit; \(DisplayFormat.byteCount(size)) in all)", .dim)) }
     }
 }

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// `recorded list|show N|clear`: the task records in the records folder.

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Tools) import Convey
 import Foundation
 
 /// What a record says to send, checked to be sendable as recorded.
@@ -31,11 +31,11 @@ struct Replay: Sendable {
             throw refuse("a credential in its URL was masked when recorded, and credentials are never stored")
         }
         if record.requestBodySize > 0 || record.requestBody != nil {
-            guard let recorded = record.requestBody, let data = recorded.data else {
+            guard let data = record.requestBody else {
                 throw refuse("its \(DisplayFormat.byteCount(record.requestBodySize)) body was not recorded (the recorder keeps no bodies, or it was streamed from a file)")
             }
-            guard !recorded.truncated else { throw refuse("its body was cut at the recorder's body limit") }
-            guard !(recorded.text ?? "").contains(Redaction.mask) else {
+            guard !record.requestBodyIsTruncated else { throw refuse("its body was cut at the recorder's body limit") }
+            guard !record.redactedParts.contains("request body") else {
                 throw refuse("a credential in its body was masked when recorded, and credentials are never stored")
             }
             body = RequestBody(data: data, contentType: nil)

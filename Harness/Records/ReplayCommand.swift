@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// `replay N`: sends a recorded request again.

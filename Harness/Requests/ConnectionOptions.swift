@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// TLS, proxy and HTTP-version options, spelled as curl spells them; they become the server's
@@ -23,31 +23,29 @@ struct ConnectionOptions: Sendable {
         if arguments.has(.cacert), arguments.has(.cacertAdd) {
             throw UsageError(message: "choose --cacert or --cacert-add, not both", command: command)
         }
-        if let file = arguments.value(.cacert) { tls.trustRoots = .only(certificatesFile: URL(filePath: file)) }
-        if let file = arguments.value(.cacertAdd) { tls.trustRoots = .systemAnd(certificatesFile: URL(filePath: file)) }
+        if let file = arguments.value(.cacert) { (tls.certificateAuthoritiesFile, tls.trustsSystemCertificateAuthorities) = (URL(filePath: file), false) }
+        if let file = arguments.value(.cacertAdd) { tls.certificateAuthoritiesFile = URL(filePath: file) }
+        // A text that is not a pin fails every request, naming it, as a pin from an app's configuration does.
         for text in arguments.all(.pinnedPublicKey).flatMap({ $0.split(separator: ";") }) {
-            guard let pin = PublicKeyPin(String(text)) else {
-                throw UsageError(message: "--pinnedpubkey: '\(text)' is not sha256// followed by a base64 SHA-256 digest", command: command)
-            }
-            tls.pinnedPublicKeys.append(pin)
+            tls.pinnedPublicKeys.append(String(text))
         }
         tls.clientCertificate = try Self.clientCertificate(arguments, command: command)
-        if arguments.has(.tlsv1_3) { tls.minimumVersion = .v1_3 }
+        tls.requiresTLS13 = arguments.has(.tlsv1_3)
         tls.disablesCertificateVerificationInsecurely = arguments.has(.insecure)
         let excluded = arguments.value(.noProxy).map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
         if let text = arguments.value(.proxy) {
-            guard let proxy = Proxy(url: text, excludedHosts: excluded) else {
+            guard let proxy = ProxyConfiguration(url: text, excludedHosts: excluded) else {
                 throw UsageError(message: "-x: not an http:// or socks5:// proxy URL with a host", command: command)
             }
-            self.proxy = .through(proxy)
+            self.proxy = proxy
         } else if excluded == ["*"] {
             proxy = .direct
         } else if !excluded.isEmpty, let text = Self.environmentProxy(for: target, environment: environment) {
             // As curl: the hosts are exceptions to the environment's proxy, which is then named explicitly.
-            guard let proxy = Proxy(url: text, excludedHosts: excluded) else {
+            guard let proxy = ProxyConfiguration(url: text, excludedHosts: excluded) else {
                 throw UsageError(message: "--noproxy: the environment's proxy is not an http:// or socks5:// URL with a host", command: command)
             }
-            self.proxy = .through(proxy)
+            self.proxy = proxy
         }
         let versions = [OptionSpec.http1_1, .http2, .http2PriorKnowledge].filter(arguments.has)
         guard versions.count <= 1 else { throw UsageError(message: "choose one HTTP version option", command: command) }

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 
 /// `--echo` names for Convey's echo styles.
 enum EchoChoice {

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `--fixtures FILE.har` and `--record-har FILE` on every request command: answer from a HAR file

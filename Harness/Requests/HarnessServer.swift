@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// The server of a manual run: a `ConveyServer` that keeps the last exchange of the run, so that

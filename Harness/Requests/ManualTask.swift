@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -85,7 +85,7 @@ extension ManualTask {
     /// Why an attempt failed, in a few words for the retry notice: never a body or a credential.
     private static func reason(_ error: any Error) -> String {
         if let http = error as? HTTPError { return "HTTP \(http.statusCode) \(HTTPStatus.reasonPhrase(for: http.statusCode))" }
-        if case .timedOut? = error as? ConveyError { return "timed out" }
+        if case .attemptTimedOut? = error as? ConveyError { return "timed out" }
         return "the request failed"
     }
 }

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `-C -` or `-C OFFSET` asked for the rest of a body, and the server sent all of it: curl's

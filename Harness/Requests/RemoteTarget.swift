@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// Where requests go: the embedded in-process server, or a real one.

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// A request as a method command's line describes it: target, method, path, query and body,

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// What the runner hands the code that makes a run's task.
@@ -31,7 +31,7 @@ enum RequestRunner {
     static func run(target: RemoteTarget, sending: SendingOptions, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
                     makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: standardErrorEcho)
         configuration.recorder = settings.recorderForRequests()
         sending.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: output.writeOut?.countsRedirects == true)

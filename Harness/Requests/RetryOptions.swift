@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// `--retry N` and its companions, with curl's meaning: up to N more attempts after a transient
@@ -54,7 +54,7 @@ struct RetryOptions: Sendable {
     /// What curl calls transient: a retried status, or a timeout.
     private static func isTransient(_ error: any Error) -> Bool {
         if let http = error as? HTTPError { return retriedStatuses.contains(http.statusCode) }
-        if case .timedOut? = error as? ConveyError { return true }
+        if case .attemptTimedOut? = error as? ConveyError { return true }
         return false
     }
 }

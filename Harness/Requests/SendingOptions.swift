@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// How a request goes out, whatever it asks for: transport, connection, added headers and

@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// Sends one manual task and prints its response as it arrives: lines (`--stream`) or
@@ -8,7 +8,7 @@ enum StreamRunner {
     static func run(target: RemoteTarget, sending: SendingOptions, mode: StreamOptions.Mode, settings: HarnessSettings,
                     makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: StandardErrorEchoSink())
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: standardErrorEcho)
         sending.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: false)
         for warning in (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings {
@@ -37,7 +37,7 @@ enum StreamRunner {
                 console.err(console.styledError("Interrupted", .yellow))
                 return .interrupted
             }
-            console.fail(configuration.redaction.maskedText((error as? any PresentableError)?.logDetail ?? String(describing: error)))
+            console.fail(configuration.redaction.maskedText(String(describing: error)))
             if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
             return error is HARError ? .localFailure : .noResponse
         }

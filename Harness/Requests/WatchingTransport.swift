@@ -1,4 +1,4 @@
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// Wraps a transport to count each attempt's exchanges (one per redirect hop, for `-w

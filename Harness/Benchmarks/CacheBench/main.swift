@@ -1,6 +1,6 @@
 // CacheBench: DataCache latency and throughput, beside a loopback nginx round trip measured in
 // the same run. Start it with scripts/bench-cache (release build, local nginx on a free port).
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

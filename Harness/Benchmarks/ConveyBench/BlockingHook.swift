@@ -1,5 +1,5 @@
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -89,7 +89,7 @@ enum BlockingHookBench {
                     do {
                         _ = try await IdleTimedGet(server: server).download()
                         latencies.append(microseconds(sent.duration(to: .now)))
-                    } catch ConveyError.timedOut {
+                    } catch ConveyError.attemptTimedOut {
                         timeouts.add()
                     }
                 }

@@ -1,5 +1,5 @@
 import BenchSupport
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// What one measured batch gave.

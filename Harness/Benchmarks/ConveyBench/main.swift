@@ -21,7 +21,7 @@
 // CurlTransport alone with each number of event loops (`CurlTransport.Configuration.eventLoops`),
 // in the same rounds, and each count's throughput and CPU are given against the first count's.
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -165,7 +165,7 @@ struct CannedTransport: ConveyTransport {
 @ConveyActor
 func makeServer(_ remote: Remote, transport: BuiltInTransport, custom: (any ConveyTransport)? = nil,
                 configure: (inout ServerConfiguration) -> Void = { _ in }) -> ConveyServer {
-    var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: ClosureEchoSink { _ in })
+    var configuration = ServerConfiguration(defaultEchoStyle: .none, echoSink: { _ in })
     configuration.builtInTransport = transport
     configure(&configuration)
     let server = ConveyServer(remote: remote, configuration: configuration)
@@ -307,7 +307,7 @@ struct TLSServer {
 func makeHTTPSWorkloads(_ tls: TLSServer, ceiling: URL?) async throws -> [Workload] {
     guard let url = URL(string: tls.base.absoluteString + "/1k.bin") else { throw BenchError.usage("bad URL \(tls.base)") }
     let remote = Remote(name: "nginx-tls", url: tls.base)
-    let trust = TLSConfiguration(trustRoots: .only(certificatesFile: tls.caFile))
+    let trust = TLSConfiguration(certificateAuthoritiesFile: tls.caFile, trustsSystemCertificateAuthorities: false)
 
     func clients(_ version: HTTPVersionPreference, closing: Bool) async -> [Client] {
         let server = await makeServer(remote, transport: .curl) {

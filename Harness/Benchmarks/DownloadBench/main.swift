@@ -9,7 +9,7 @@
 // clients rather than the disk. `curl -o /dev/null` writes nothing at all; `curl -o FILE` writes
 // to the same folder as Convey.
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 struct LargeFile: DownloadingTask {

@@ -4,7 +4,7 @@
 //
 //   scripts/bench-har [--records 10000] [--rounds 3]
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 /// A small GET answered with about 1 KB of JSON.

@@ -1,5 +1,5 @@
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 
 // The outbox's throughput and cost, run by scripts/bench-outbox (release build):

@@ -6,7 +6,7 @@
 //   StreamBench --quick    2 s paced, 100,000 unpaced, 20,000 over loopback
 //   StreamBench --smoke    tiny counts, for the test suite
 import BenchSupport
-import Convey
+@_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -110,7 +110,7 @@ func readAll(_ name: String, _ task: EventFeed, expected: Int) async throws -> F
     let started = ContinuousClock.now
     var received = 0
     var lastNumber = 0
-    for try await event in task.events(ServerSentEvents.Configuration(reconnects: false)) {
+    for try await event in task.events(reconnects: false) {
         let tick = try event.decoded(as: Tick.self)
         guard tick.n == lastNumber + 1 else { throw BenchFailure("event \(tick.n) arrived after \(lastNumber)") }
         lastNumber = tick.n

@@ -6,7 +6,7 @@
 // Uploads go to nginx's /upload-sink (see scripts/with-test-servers), which reads and discards the
 // body: httpbin would echo a 1 GiB body back, and the response would then dominate the figure.
 import BenchSupport
-import Convey
+@_spi(Transport) @_spi(Tools) import Convey
 import Foundation
 
 /// The limit the upload path must stay under, above idle.

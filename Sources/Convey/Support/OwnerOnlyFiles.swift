@@ -15,7 +15,7 @@ import Darwin
 /// - A new file is created exclusively (`O_EXCL`); replacing a file means writing a new one beside
 ///   it and `rename(2)`-ing it over the old name, which replaces a link without following it.
 /// - Files are owner-only (0600) and folders owner-only (0700) unless a caller asks otherwise
-///   (a download's `FilePermissions`); the mode is set with `fchmod`, so an existing file that is
+///   (a download's `permissions`); the mode is set with `fchmod`, so an existing file that is
 ///   reused never keeps wider permissions.
 /// - Only regular files are opened, without blocking (`O_NONBLOCK`), so a FIFO, a device or a
 ///   folder in a file's place is refused instead of hanging or crashing the reader.

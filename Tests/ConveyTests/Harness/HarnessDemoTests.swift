@@ -31,7 +31,7 @@ struct HarnessDemoTests {
         #expect(run.stdout.contains("✓ the child process exited with 4"))
         #expect(run.stdout.contains("then 304 Not Modified answered with the stored"))
         #expect(run.stdout.contains("✓ cancel(sessionWithTag:) cancelled 2 runs"))
-        #expect(run.stdout.contains("✓ ConveyError.timedOut (total limit)"))
+        #expect(run.stdout.contains("✓ ConveyError.totalTimedOut"))
         #expect(run.stdout.contains("③ replayed offline: both tasks answered from session.har by a server whose transport cannot send"))
         #expect(run.stdout.contains("16 behaved as expected, 0 not available yet, 0 misbehaved."))
         #expect(!run.stdout.contains("misbehaved:"))

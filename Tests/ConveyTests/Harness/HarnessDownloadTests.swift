@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// `convey-harness get -o FILE` streams to disk and `-C -` resumes, against the local nginx.
 @Suite("Harness downloads", .wire)

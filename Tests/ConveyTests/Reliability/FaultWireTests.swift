@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Both transports against `scripts/fault-server.py`: the same fault ends as the same kind of
 /// failure, a request that must not be repeated is sent once, and nothing unsafe goes out.
@@ -40,7 +40,7 @@ struct FaultWireTests {
     /// One fault and the kind of failure it must end as.
     struct Fault: Sendable, CustomTestStringConvertible {
         let route: String
-        let kind: TransportFailure.Kind
+        let kind: TransportFailure
         var testDescription: String { "\(route) → \(kind)" }
     }
 
@@ -60,21 +60,21 @@ struct FaultWireTests {
 
     private func server(_ kind: TransportKind, remote: Remote? = nil,
                         configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configure(&configuration)
         let server = ConveyServer(remote: try remote ?? TestServers.faults(), configuration: configuration)
         server.transport = kind.make()
         return server
     }
 
-    private func transportFailure(_ error: ConveyError?) -> TransportFailure? {
-        if case .transport(let failure) = error { return failure }
+    private func transportFailure(_ error: ConveyError?) -> (kind: TransportFailure, url: URL?, code: Int, reason: String)? {
+        if let failure = error?.transportFailure { return failure }
         Issue.record("expected a transport failure, got \(String(describing: error))")
         return nil
     }
 
-    private func headerFailure(_ error: ConveyError?) -> HeaderFieldFailure? {
-        if case .invalidHeaderField(let failure) = error { return failure }
+    private func headerFailure(_ error: ConveyError?) -> (name: String, source: String, reason: String)? {
+        if let failure = error?.headerFieldFailure { return failure }
         Issue.record("expected an invalid header field, got \(String(describing: error))")
         return nil
     }
@@ -115,8 +115,8 @@ struct FaultWireTests {
         let error = await #expect(throws: ConveyError.self) {
             try await Probe(server: try server(transport), path: "stall-mid-body", configuration: TaskConfiguration(timeout: .seconds(1))).send()
         }
-        guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
-        #expect(failure.kind == .attempt)
+        guard let failure = error?.timeout else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
+        #expect(failure.isTotal == false)
         #expect(failure.url?.path == "/stall-mid-body")
     }
 
@@ -209,7 +209,7 @@ struct FaultWireTests {
         }
         let failure = headerFailure(error)
         #expect(failure?.name == "X-Note")
-        #expect(failure?.source == .taskHeaders)
+        #expect(failure?.source == HeaderFieldSource.taskHeaders.phrase)
         #expect(try await TestServers.faultCount(counter) == 0)
     }
 
@@ -218,7 +218,7 @@ struct FaultWireTests {
         let counter = TestServers.newFaultCounter()
         let defaults = try server(transport) { $0.defaultHeaders = ["X-Default": "x\ny"] }
         let defaultsError = await #expect(throws: ConveyError.self) { try await Probe(server: defaults, path: counter).send() }
-        #expect(headerFailure(defaultsError)?.source == .defaultHeaders)
+        #expect(headerFailure(defaultsError)?.source == HeaderFieldSource.defaultHeaders.phrase)
 
         let badName = try server(transport) { $0.defaultHeaders = ["X Bad:Name": "x"] }
         let nameError = await #expect(throws: ConveyError.self) { try await Probe(server: badName, path: counter).send() }
@@ -228,10 +228,10 @@ struct FaultWireTests {
         let bodyError = await #expect(throws: ConveyError.self) {
             try await Upload(server: plain, path: counter, contentType: "text/plain\r\nX-Injected: yes").send()
         }
-        #expect(headerFailure(bodyError)?.source == .body)
+        #expect(headerFailure(bodyError)?.source == HeaderFieldSource.body.phrase)
 
         let rewrittenError = await #expect(throws: ConveyError.self) { try await RewritingHeaders(server: plain, path: counter).send() }
-        #expect(headerFailure(rewrittenError)?.source == .willSendRequest)
+        #expect(headerFailure(rewrittenError)?.source == HeaderFieldSource.willSendRequest.phrase)
         #expect(headerFailure(rewrittenError)?.name == "X-Trace")
 
         #expect(try await TestServers.faultCount(counter) == 0)

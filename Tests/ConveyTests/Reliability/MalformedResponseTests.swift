@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// What the streaming seam guarantees against the fault server: a head or body that is not what
 /// it claims is a typed error, never a success; limits stop a transfer as soon as they are passed;
@@ -20,15 +20,15 @@ struct MalformedResponseTests {
     }
 
     private func server(_ kind: TransportKind, configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configure(&configuration)
         let server = ConveyServer(remote: try TestServers.faults(), configuration: configuration)
         server.transport = kind.make()
         return server
     }
 
-    private func failureKind(_ error: ConveyError?) -> TransportFailure.Kind? {
-        if case .transport(let failure) = error { return failure.kind }
+    private func failureKind(_ error: ConveyError?) -> TransportFailure? {
+        if let failure = error?.transportFailure { return failure.kind }
         return nil
     }
 
@@ -55,21 +55,21 @@ struct MalformedResponseTests {
 
     @Test func aHeaderLineOverCurlsLimitIsAHeadTooLarge() async throws {
         let error = await #expect(throws: ConveyError.self) { try await Probe(server: try server(.curl), path: "huge-header-line").download() }
-        guard case .responseTooLarge(let failure) = error else {
+        guard let failure = error?.sizeLimit else {
             Issue.record("expected responseTooLarge, got \(String(describing: error))")
             return
         }
-        #expect(failure.part == .head)
+        #expect(failure.isHead == true)
     }
 
     @Test func aHeadOverTheServersLimitStopsThere() async throws {
         let server = try server(.curl) { $0.maximumResponseHeadSize = 64 * 1024 }
         let error = await #expect(throws: ConveyError.self) { try await Probe(server: server, path: "many-headers").download() }
-        guard case .responseTooLarge(let failure) = error else {
+        guard let failure = error?.sizeLimit else {
             Issue.record("expected responseTooLarge, got \(String(describing: error))")
             return
         }
-        #expect(failure.part == .head)
+        #expect(failure.isHead == true)
         #expect(failure.limit == 64 * 1024)
     }
 
@@ -89,11 +89,11 @@ struct MalformedResponseTests {
     func aBodyOverTheLimitStopsTheTransferWithTheLimitAndTheURL(_ kind: TransportKind) async throws {
         let server = try server(kind) { $0.maximumResponseSize = 1 << 20 }
         let error = await #expect(throws: ConveyError.self) { try await Probe(server: server, path: "bytes/8388608").download() }
-        guard case .responseTooLarge(let failure) = error else {
+        guard let failure = error?.sizeLimit else {
             Issue.record("expected responseTooLarge, got \(String(describing: error))")
             return
         }
-        #expect(failure.part == .body)
+        #expect(failure.isHead == false)
         #expect(failure.limit == 1 << 20)
         #expect(failure.url?.path == "/bytes/8388608")
     }
@@ -106,7 +106,7 @@ struct MalformedResponseTests {
             var configuration: TaskConfiguration? { TaskConfiguration(maximumResponseSize: 1024) }
         }
         let error = await #expect(throws: ConveyError.self) { try await Small(server: try server(kind)).download() }
-        guard case .responseTooLarge(let failure) = error else {
+        guard let failure = error?.sizeLimit else {
             Issue.record("expected responseTooLarge, got \(String(describing: error))")
             return
         }

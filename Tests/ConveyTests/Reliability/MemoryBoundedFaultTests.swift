@@ -1,7 +1,7 @@
 #if os(Linux)
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Faults that could exhaust memory, run in a child `convey-harness` under a memory bound.
 @Suite("Memory-bounded faults", .wire, .serialized)

@@ -1,7 +1,7 @@
 #if os(Linux)
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Endless streams read by a child `convey-harness` under a memory bound, on each transport: curl
 /// holds them within its buffer; URLSession on Linux, which cannot, refuses them at once.

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The one way Convey creates and reads its own files: owner-only, never through a link, only
 /// regular files, never blocking.

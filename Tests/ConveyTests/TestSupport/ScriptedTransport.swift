@@ -1,5 +1,5 @@
 import Foundation
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A stub transport that answers from a script, one step per request, repeating the last step.
 final class ScriptedTransport: @unchecked Sendable {

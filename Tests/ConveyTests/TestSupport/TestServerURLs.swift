@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 extension TestServers {
     /// A URL on the local httpbin, from a path with its query.

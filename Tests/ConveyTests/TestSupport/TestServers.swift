@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The local servers `scripts/test` starts: httpbin under gunicorn, nginx, the fault server and the event server.
 enum TestServers {
@@ -43,11 +43,14 @@ extension Trait where Self == ConditionTrait {
 }
 
 /// Collects echo output for assertions.
-final class EchoCapture: EchoSink, @unchecked Sendable {
+final class EchoCapture: @unchecked Sendable {
     private let lock = NSLock()
     private var blocks: [String] = []
 
     func write(_ text: String) { lock.withLock { blocks.append(text) } }
+
+    /// The sink that writes here, for `ServerConfiguration.echoSink`.
+    var sink: @Sendable (String) -> Void { { [self] text in write(text) } }
 
     var text: String { lock.withLock { blocks.joined(separator: "\n") } }
 }
@@ -117,7 +120,7 @@ final class RequestLog: @unchecked Sendable {
 /// A server for stub tests, never the default.
 @ConveyActor
 func stubServer(_ transport: StubTransport, configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-    var configuration = ServerConfiguration(echoSink: EchoCapture())
+    var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
     configure(&configuration)
     let remote = try #require(Remote(name: "stub", string: "https://stub.example"))
     let server = ConveyServer(remote: remote, configuration: configuration)
@@ -128,7 +131,7 @@ func stubServer(_ transport: StubTransport, configure: (inout ServerConfiguratio
 /// A server against the local httpbin, never the default.
 @ConveyActor
 func httpbinServer(pathPrefix: String = "", configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-    var configuration = ServerConfiguration(echoSink: EchoCapture())
+    var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
     configure(&configuration)
     return ConveyServer(remote: try TestServers.httpbin(pathPrefix: pathPrefix), configuration: configuration)
 }

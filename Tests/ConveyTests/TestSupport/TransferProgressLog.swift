@@ -1,5 +1,5 @@
 import Foundation
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Collects transport progress reports from any thread.
 final class TransferProgressLog: @unchecked Sendable {

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The real transports, for suites that must pass on each of them.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -19,7 +19,7 @@ import FoundationNetworking
 ///     print(error.statusCode, error.bodyText ?? "")
 /// }
 /// ```
-public struct HTTPError: PresentableError, Sendable {
+public struct HTTPError: Error, Sendable, CustomStringConvertible {
     /// The status code, such as 404.
     public let statusCode: Int
     /// The response body, possibly empty.
@@ -58,6 +58,7 @@ public struct HTTPError: PresentableError, Sendable {
         headers.first { $0.key.equalsIgnoringASCIICase(name) }?.value
     }
 
+    /// A sentence fit to show a person, such as "Please sign in again." for a 401.
     public var userMessage: String? {
         switch statusCode {
         case 401: "Please sign in again."
@@ -71,7 +72,8 @@ public struct HTTPError: PresentableError, Sendable {
         }
     }
 
-    /// The status, the request and the start of the body, credentials masked with `Redaction.standard`.
+    /// Everything a developer needs in one log line: the status, the request and the start of the
+    /// body, credentials masked with `Redaction.standard`.
     public var logDetail: String {
         // Masked before the body is cut, so that a cut never leaves part of a secret behind.
         var line = "HTTP \(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode)) for \(method) \(url?.absoluteString ?? "?")"
@@ -79,6 +81,9 @@ public struct HTTPError: PresentableError, Sendable {
         else if !body.isEmpty { line += ", body: \(body.count) bytes" }
         return Redaction.standard.maskedText(line)
     }
+
+    /// `logDetail`.
+    public var description: String { logDetail }
 }
 
 extension HTTPError {
@@ -201,9 +206,6 @@ extension HTTPError {
         public static let notExtended = Self(statusCode: 510)
         /// 511 Network Authentication Required.
         public static let networkAuthenticationRequired = Self(statusCode: 511)
-        /// The old name of `internalServer`.
-        @available(*, deprecated, renamed: "internalServer")
-        public static var internalServerError: ServerError { .internalServer }
 
         public var description: String { "\(statusCode) \(HTTPStatus.reasonPhrase(for: statusCode))" }
 
@@ -214,8 +216,8 @@ extension HTTPError {
     }
 }
 
-/// Facts about HTTP status codes.
-public enum HTTPStatus {
+/// Facts about HTTP status codes: Convey's SPI for its own tools (`@_spi(Tools) import Convey`).
+@_spi(Tools) public enum HTTPStatus {
     /// The standard reason phrase for a status code (RFC 9110 §15 and common extensions), such as
     /// "OK" or "Not Found"; for a code with none, the name of its class, such as "Server Error".
     public static func reasonPhrase(for code: Int) -> String {

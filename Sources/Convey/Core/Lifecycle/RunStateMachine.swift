@@ -11,8 +11,7 @@ import Foundation
 /// what cancels it, what the delivery holds for the attempt (a file claim, a stream's transfer),
 /// the last exchange that completed. A stop (cancellation by tag, type or the caller's task; the
 /// total deadline) is remembered, cancels what the current state owns, and decides the error the
-/// run reports at its next step: a run stopped by its deadline reports `ConveyError.timedOut` of
-/// kind `.total`, any other stopped run `ConveyError.cancelled`, whatever its exchange brought back meanwhile.
+/// run reports at its next step: a run stopped by its deadline reports `ConveyError.totalTimedOut`, any other stopped run `ConveyError.cancelled`, whatever its exchange brought back meanwhile.
 ///
 /// Every transition switches over every state. An event the current state does not allow is a
 /// defect in Convey: the state stays, the rejection is recorded in `rejections`, and the action
@@ -138,7 +137,7 @@ struct RunStateMachine {
     var stopError: any Error {
         switch stop {
         case .deadlinePassed:
-            ConveyError.timedOut(TimeoutFailure(kind: .total, limit: totalTimeout ?? .zero, url: url))
+            ConveyError.totalTimedOut(limit: totalTimeout ?? .zero, url: url)
         case .cancelled, nil:
             ConveyError.cancelled
         }

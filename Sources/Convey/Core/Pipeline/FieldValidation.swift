@@ -8,19 +8,19 @@ import FoundationNetworking
 /// A field that breaks it could end its header line early and smuggle in another.
 enum FieldValidation {
     /// Throws `ConveyError.invalidHeaderField` for the first field that breaks the rule.
-    static func check(name: String, value: String, source: HeaderFieldFailure.Source) throws(ConveyError) {
+    static func check(name: String, value: String, source: HeaderFieldSource) throws(ConveyError) {
         if let reason = problem(name: name, value: value) {
-            throw .invalidHeaderField(HeaderFieldFailure(source: source, name: name, reason: reason))
+            throw .invalidHeaderField(name: name, source: source.phrase, reason: reason)
         }
     }
 
     /// Checks every field in `headers`.
-    static func check(_ headers: some Sequence<Header>, source: HeaderFieldFailure.Source) throws(ConveyError) {
+    static func check(_ headers: some Sequence<Header>, source: HeaderFieldSource) throws(ConveyError) {
         for header in headers { try check(name: header.name, value: header.value, source: source) }
     }
 
     /// Checks every field of a request, such as the one `willSendRequest` returned.
-    static func check(_ request: OutgoingRequest, source: HeaderFieldFailure.Source) throws(ConveyError) {
+    static func check(_ request: OutgoingRequest, source: HeaderFieldSource) throws(ConveyError) {
         try check(request.fields, source: source)
     }
 

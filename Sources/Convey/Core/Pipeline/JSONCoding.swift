@@ -1,11 +1,15 @@
 import Foundation
 
 /// Convey's JSON defaults. Fixed and documented, so that every server and task agrees on
-/// dates, keys and data unless it says otherwise.
-public enum JSONCoding {
+/// dates, keys and data unless it says otherwise. Reached by apps through
+/// `ServerConfiguration`'s `defaultEncoder` and `defaultDecoder`; usable from inline code so that
+/// public default arguments can make them.
+@usableFromInline
+enum JSONCoding {
     /// An encoder writing ISO 8601 dates with fractional seconds (`2026-01-31T12:00:00.000Z`),
     /// keys as declared (no snake_case conversion), sorted keys, and base64 for `Data`.
-    public static func makeEncoder() -> JSONEncoder {
+    @usableFromInline
+    static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
@@ -17,7 +21,8 @@ public enum JSONCoding {
 
     /// A decoder reading ISO 8601 dates with or without fractional seconds, keys as declared
     /// (no snake_case conversion), and base64 for `Data`.
-    public static func makeDecoder() -> JSONDecoder {
+    @usableFromInline
+    static func makeDecoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let container = try decoder.singleValueContainer()

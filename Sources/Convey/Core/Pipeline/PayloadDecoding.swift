@@ -3,14 +3,12 @@ import Foundation
 /// Turns a response body into a task's payload type, in the run's own task: never on
 /// `@ConveyActor`, so large bodies from many runs decode on every core at once.
 enum PayloadDecoding {
-    /// The payload for a body that needs no decoding (`Data`, `IgnoredPayload`), or `nil`.
+    /// The payload for a body that needs no decoding (`Data`), or `nil`.
     static func passThrough<Payload>(_ type: Payload.Type, _ data: Data) -> Payload? {
-        if let raw = data as? Payload { return raw }
-        if let ignored = IgnoredPayload() as? Payload { return ignored }
-        return nil
+        data as? Payload
     }
 
-    /// Decodes `data` as `type`: raw bytes and ignored payloads pass through, `String` is read
+    /// Decodes `data` as `type`: raw bytes pass through, `String` is read
     /// as UTF-8, anything else is JSON. Failures become `ConveyError.decodingFailed`.
     static func decode<Payload: Decodable>(_ type: Payload.Type, from data: Data, using decoder: JSONDecoder, url: URL?) throws -> Payload {
         if let payload = passThrough(type, data) { return payload }
@@ -18,15 +16,15 @@ enum PayloadDecoding {
         do {
             return try decoder.decode(type, from: data)
         } catch let error as DecodingError {
-            throw ConveyError.decodingFailed(failure(error, type: type, data: data, url: url))
+            throw failure(error, type: type, data: data, url: url)
         } catch {
-            throw ConveyError.decodingFailed(DecodingFailure(
+            throw ConveyError.decodingFailed(
                 typeName: String(describing: type), codingPath: "", reason: String(describing: error),
-                bodyPrefix: prefix(of: data), url: url))
+                bodyPrefix: prefix(of: data), url: url)
         }
     }
 
-    private static func failure(_ error: DecodingError, type: Any.Type, data: Data, url: URL?) -> DecodingFailure {
+    private static func failure(_ error: DecodingError, type: Any.Type, data: Data, url: URL?) -> ConveyError {
         let (path, reason): ([any CodingKey], String) = switch error {
         case .keyNotFound(let key, let context):
             (context.codingPath + [key], "the key \"\(key.stringValue)\" is missing")
@@ -39,7 +37,7 @@ enum PayloadDecoding {
         @unknown default:
             ([], String(describing: error))
         }
-        return DecodingFailure(typeName: String(describing: type), codingPath: render(path), reason: reason,
+        return .decodingFailed(typeName: String(describing: type), codingPath: render(path), reason: reason,
                                bodyPrefix: prefix(of: data), url: url)
     }
 

@@ -53,8 +53,7 @@ enum Redirect {
 
     /// The error for a chain longer than `limit` hops that started at `url`.
     static func tooMany(limit: Int, from url: URL?) -> ConveyError {
-        ConveyError.transport(TransportFailure(
-            kind: .redirectRefused, code: URLError.httpTooManyRedirects.rawValue,
-            reason: "more than \(limit) redirects (ServerConfiguration.maximumRedirects)", url: url))
+        ConveyError.transport(.redirectRefused, url: url, code: URLError.httpTooManyRedirects.rawValue,
+                              reason: "more than \(limit) redirects (ServerConfiguration.maximumRedirects)")
     }
 }

@@ -44,8 +44,8 @@ enum RequestBuilder {
         }
         let method = task.method
         if body != nil, method.forbidsBody {
-            throw ConveyError.encodingFailed(EncodingFailure(
-                subject: "the body of a \(method) request", reason: "\(method) requests cannot carry a body; use POST or PUT"))
+            throw ConveyError.encodingFailed(
+                subject: "the body of a \(method) request", reason: "\(method) requests cannot carry a body; use POST or PUT")
         }
         let configuration = server.configuration
 

@@ -64,13 +64,6 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
         self.exchange = exchange
     }
 
-    /// Creates a response; the pipeline does this for you.
-    public init(payload: Payload, data: Data, request: OutgoingRequest, head: ResponseHead,
-                startedAt: Date, duration: Duration, attemptNumber: Int) {
-        self.init(payload: payload, exchange: Exchange(request: request, head: head, body: data, startedAt: startedAt,
-                                                       duration: duration, attemptNumber: attemptNumber))
-    }
-
     /// The response body as received (after transfer decompression).
     public var data: Data { exchange.body }
     /// The request as really sent, after `willSendRequest`.

@@ -70,7 +70,7 @@ open class ConveyServer: ConveyServerable {
     /// What carries requests. Default: the configuration's `builtInTransport` (`CurlTransport`
     /// on Linux, `URLSessionTransport` elsewhere). Set a `StubTransport` to answer requests
     /// without a network, or any `ConveyTransport` of your own.
-    public var transport: any ConveyTransport {
+    @_spi(Transport) public var transport: any ConveyTransport {
         get {
             if let customTransport { return customTransport }
             if let standardTransport { return standardTransport }

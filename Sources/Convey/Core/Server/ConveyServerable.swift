@@ -17,7 +17,7 @@ public protocol ConveyServerable: AnyObject, Sendable {
     /// When `true`, every task fails at once and nothing is sent.
     var disabled: Bool { get set }
     /// What carries requests.
-    var transport: any ConveyTransport { get set }
+    @_spi(Transport) var transport: any ConveyTransport { get set }
     /// Headers for a task, layered over `configuration.defaultHeaders`.
     func headers(for task: any DownloadingTask) async throws -> Headers
     /// Refreshes credentials after a 401; `true` retries the task once.

@@ -3,10 +3,10 @@ import Foundation
 /// Settings that apply to every task run against one server. Tasks override some per run
 /// through `TaskConfiguration`.
 public struct ServerConfiguration: Sendable {
-    /// Encodes JSON upload payloads. Default: `JSONCoding.makeEncoder()`: ISO 8601 dates with
+    /// Encodes JSON upload payloads. Default: Convey's own: ISO 8601 dates with
     /// fractional seconds, keys as declared, sorted keys, base64 data.
     public var defaultEncoder: JSONEncoder
-    /// Decodes JSON download payloads. Default: `JSONCoding.makeDecoder()`: ISO 8601 dates with or
+    /// Decodes JSON download payloads. Default: Convey's own: ISO 8601 dates with or
     /// without fractional seconds, keys as declared, base64 data.
     public var defaultDecoder: JSONDecoder
     /// When `true` (the default), every status outside 200–299 throws an `HTTPError`. When `false`,
@@ -49,23 +49,34 @@ public struct ServerConfiguration: Sendable {
     public var defaultHeaders: Headers
     /// The echo style of tasks that do not choose their own. Default: `.recorded`.
     public var defaultEchoStyle: TaskEchoStyle
-    /// Where console echo goes. Default: standard output.
-    public var echoSink: any EchoSink
+    /// Where console echo goes: called with each echo block, from any thread, as text without a
+    /// trailing newline and without a control character a terminal acts on. Default: standard
+    /// output, one whole block at a time.
+    ///
+    /// ```swift
+    /// configuration.echoSink = { text in logger.debug("\(text)") }
+    /// ```
+    public var echoSink: @Sendable (String) -> Void
     /// Which header, query and JSON field values are hidden in echo output and recordings.
     public var redaction: Redaction
-    /// Whether upload tasks gzip their bodies (`Content-Encoding: gzip`), unless a task sets its
-    /// own `uploadCompression`. Default: `.none`; turn it on only for servers that accept it.
-    public var uploadCompression: UploadCompression = .none
+    /// The size from which upload tasks gzip their bodies (`Content-Encoding: gzip`), in bytes
+    /// before compression, unless a task sets its own `uploadGzipMinimumSize`; smaller bodies go
+    /// as they are, where gzip's overhead outweighs the saving. Default: `nil`, no body is
+    /// gzipped; set it only for servers that accept compressed requests.
+    public var uploadGzipMinimumSize: Int?
     /// The HTTP cache GET and HEAD tasks read and fill. Default: `nil`, no caching; set a
     /// `DataCache` (memory only, or backed by a folder) to turn it on. See Docs/caching.md.
     public var cache: DataCache?
     /// How tasks use `cache` unless they choose their own `cacheStrategy`. Default: `.localFirst`,
     /// HTTP's own freshness and revalidation rules.
     public var defaultCacheStrategy: CacheStrategy = .localFirst
-    /// How long responses without explicit freshness stay fresh (RFC 9111 §4.2.2), or `nil` for
-    /// never (they are revalidated each time). Default: `nil`: an API's answers are not guessed
-    /// fresh; set `.standard` (10% of the time since `Last-Modified`, at most a day) for static content.
-    public var heuristicFreshness: HeuristicFreshness?
+    /// Whether responses without explicit freshness (no `max-age`, no `Expires`) stay fresh for
+    /// 10% of the time since their `Last-Modified`, at most a day (RFC 9111 §4.2.2). Default:
+    /// `false`: an API's answers are not guessed fresh, they are revalidated each time; turn it on
+    /// for static content.
+    public var usesHeuristicFreshness = false
+    /// The heuristic the cache applies: the standard one when `usesHeuristicFreshness` is on.
+    var heuristicFreshness: HeuristicFreshness? { usesHeuristicFreshness ? .standard : nil }
     /// Whether identical GET and HEAD requests in flight at once share one exchange (with a cache
     /// set and a strategy other than `.never`; never for requests with a body). Default: `true`.
     /// A task turns it off with `TaskConfiguration.coalescesRequests`.
@@ -76,7 +87,7 @@ public struct ServerConfiguration: Sendable {
     /// The transport a server makes when none is set on it. Default: `.platformDefault`
     /// (curl on Linux, URLSession elsewhere, or `CONVEY_TRANSPORT` from the environment).
     /// See Docs/transports.md.
-    public var builtInTransport: BuiltInTransport = .platformDefault
+    @_spi(Transport) public var builtInTransport: BuiltInTransport = .platformDefault
     /// How the built-in transport secures connections: trust roots, pinned public keys, the lowest
     /// TLS version, a client certificate. Default: the system's trust, no pins, TLS 1.2 or later.
     /// Only `CurlTransport` does more than the default; see Docs/tls-and-proxies.md.
@@ -119,7 +130,7 @@ public struct ServerConfiguration: Sendable {
         userAgent: String? = nil,
         defaultHeaders: Headers = [],
         defaultEchoStyle: TaskEchoStyle = .recorded,
-        echoSink: any EchoSink = StandardOutputEchoSink(),
+        echoSink: @escaping @Sendable (String) -> Void = { StandardOutputEcho.write($0) },
         redaction: Redaction = .standard
     ) {
         self.defaultEncoder = defaultEncoder

@@ -175,12 +175,6 @@ public protocol DataDownloadingTask: DownloadingTask where DownloadPayload == Da
 /// The most common kind of task: it downloads raw `Data`.
 public typealias ServerTask = DataDownloadingTask
 
-/// A task whose response body is never decoded: any body, even none, is a success.
-/// The body stays available as `ServerResponse.data`.
-public protocol IgnoredResultsTask: DownloadingTask where DownloadPayload == IgnoredPayload {}
-
-/// The payload of an `IgnoredResultsTask`: nothing.
-public struct IgnoredPayload: Codable, Sendable, Hashable {
-    /// The empty payload.
-    public init() {}
-}
+/// A task whose response body is never decoded: any body, even none, is a success. The payload
+/// is the body as it came (`Data`), also `ServerResponse.data`.
+public protocol IgnoredResultsTask: DownloadingTask where DownloadPayload == Data {}

@@ -19,8 +19,7 @@ enum AllowedSchemes {
 
     /// The error for a redirect from `url` to `target` with another scheme; the target was not fetched.
     static func refusedRedirect(from url: URL, to target: URL) -> ConveyError {
-        .transport(TransportFailure(
-            kind: .redirectRefused, code: URLError.unsupportedURL.rawValue,
-            reason: "redirect to \(target.absoluteString) refused: only http and https are followed", url: url))
+        .transport(.redirectRefused, url: url, code: URLError.unsupportedURL.rawValue,
+                   reason: "redirect to \(target.absoluteString) refused: only http and https are followed")
     }
 }

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// Convey ships `CurlTransport` (the default on Linux), `URLSessionTransport` (the default
 /// elsewhere) and `StubTransport` (no network, for tests and demos); see Docs/transports.md.
 /// A transport throws `URLError`s or `ConveyError`s; the pipeline maps the rest.
-public protocol ConveyTransport: Sendable {
+@_spi(Transport) public protocol ConveyTransport: Sendable {
     /// Performs one HTTP exchange: delivers the response's head, then its body as it arrives, to
     /// `sink`, and returns when the body is complete. A redirect is a response like any other:
     /// a transport never follows one; the pipeline does (`ServerConfiguration.maximumRedirects`).
@@ -31,12 +31,12 @@ public protocol ConveyTransport: Sendable {
 }
 
 extension ConveyTransport {
-    public var registersExchangeCancellation: Bool { false }
+    @_spi(Transport) public var registersExchangeCancellation: Bool { false }
 }
 
 /// Something that stops one exchange in flight when asked: what a transport registers with
 /// `ExchangeCancellation` (its transfer, say).
-public protocol ExchangeCancelling: AnyObject, Sendable {
+@_spi(Transport) public protocol ExchangeCancelling: AnyObject, Sendable {
     /// Ends the exchange promptly: its `send` throws `URLError(.cancelled)`. Called at most once, from any thread.
     func cancelExchange()
 }
@@ -47,7 +47,7 @@ public protocol ExchangeCancelling: AnyObject, Sendable {
 /// A transport whose `registersExchangeCancellation` is `true` registers what stops its exchange
 /// before it waits for the network, and ends the exchange when it is used, as it does when its
 /// task is cancelled.
-public struct ExchangeCancellation: Sendable {
+@_spi(Transport) public struct ExchangeCancellation: Sendable {
     /// The run whose stops reach the exchange; `nil` when only the task's cancellation does.
     let run: ActiveRun?
 
@@ -87,7 +87,7 @@ private struct RegisteredCanceller: CancellableWork {
 extension ConveyTransport {
     /// Performs one exchange and collects the whole response in memory, with no size limit:
     /// for tools and tests. The pipeline uses `send(_:into:)` with a limit.
-    public nonisolated(nonsending) func send(_ request: TransportRequest) async throws -> TransportResponse {
+    @_spi(Transport) public nonisolated(nonsending) func send(_ request: TransportRequest) async throws -> TransportResponse {
         let sink = InMemoryBody(limit: nil, url: request.request.url)
         let metrics = try await send(request, into: sink)
         return try sink.response(metrics: metrics)
@@ -95,7 +95,7 @@ extension ConveyTransport {
 }
 
 /// One exchange for a transport to perform.
-public struct TransportRequest: Sendable {
+@_spi(Transport) public struct TransportRequest: Sendable {
     /// The request as it goes on the wire: method, URL, fields in order, and a body held in memory.
     public var request: OutgoingRequest
     /// A file whose contents are the body, streamed from disk instead of `httpBody`.
@@ -138,7 +138,7 @@ public struct TransportRequest: Sendable {
 }
 
 /// A whole response: its head and its entire body.
-public struct TransportResponse: Sendable {
+@_spi(Transport) public struct TransportResponse: Sendable {
     /// The status line and header fields, repeats kept.
     public var head: ResponseHead
     /// The body, already decompressed.
@@ -170,7 +170,7 @@ public struct TransportResponse: Sendable {
 }
 
 /// How far a transfer has got, in both directions.
-public struct TransferProgress: Sendable, Hashable {
+@_spi(Transport) public struct TransferProgress: Sendable, Hashable {
     /// Body bytes sent so far.
     public var bytesSent: Int64
     /// The whole request body's size, when known.

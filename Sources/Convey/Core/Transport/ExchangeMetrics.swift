@@ -34,8 +34,8 @@ public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConverti
     /// harness then show as `⚠ TLS verification OFF`; `nil` for plain HTTP or when not reported.
     public var certificateVerified: Bool?
 
-    /// Metrics with nothing measured.
-    public init(nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
+    /// Metrics with what a transport measured (`@_spi(Transport)`); nothing by default.
+    @_spi(Transport) public init(nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
                 firstByte: Duration? = nil, total: Duration? = nil, bytesSent: Int64? = nil, bytesReceived: Int64? = nil,
                 httpVersion: String? = nil, reusedConnection: Bool? = nil, tlsVersion: String? = nil,
                 certificateVerified: Bool? = nil) {
@@ -71,5 +71,5 @@ public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConverti
     }
 
     /// What echo, records and the harness print for an exchange whose certificate was not verified.
-    public static let verificationOffWarning = "⚠ TLS verification OFF"
+    @_spi(Tools) public static let verificationOffWarning = "⚠ TLS verification OFF"
 }

@@ -31,7 +31,7 @@ final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
         try lock.withLock {
             if let limit, Int64(body.count) + Int64(bytes.count) > limit {
-                throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: limit, url: head?.url ?? url))
+                throw ConveyError.responseTooLarge(limit: limit, url: head?.url ?? url, isHead: false)
             }
             body.append(bytes.assumingMemoryBound(to: UInt8.self))
         }
@@ -58,7 +58,7 @@ extension InMemoryBody: WholeResponseSink {
     /// copying its body, within the same limit.
     func take(_ response: TransportResponse) throws {
         if let limit, Int64(response.data.count) > limit {
-            throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: limit, url: response.head.url))
+            throw ConveyError.responseTooLarge(limit: limit, url: response.head.url, isHead: false)
         }
         lock.withLock {
             head = response.head

@@ -12,7 +12,7 @@
 ///
 /// A sink that throws stops the exchange: the transport ends the transfer at once and rethrows
 /// that error from `send`.
-public protocol ResponseBodySink: AnyObject, Sendable {
+@_spi(Transport) public protocol ResponseBodySink: AnyObject, Sendable {
     /// The head of the response, before any body bytes.
     func receive(_ head: ResponseHead) throws
 
@@ -30,14 +30,14 @@ public protocol ResponseBodySink: AnyObject, Sendable {
 
 extension ResponseBodySink {
     /// Calls `resume` at once: this sink never refuses bytes.
-    public func whenReady(_ resume: @escaping @Sendable () -> Void) { resume() }
+    @_spi(Transport) public func whenReady(_ resume: @escaping @Sendable () -> Void) { resume() }
 
     /// `false`: the sink takes its bytes at the transport's pace.
-    public var needsBackPressure: Bool { false }
+    @_spi(Transport) public var needsBackPressure: Bool { false }
 
     /// Delivers a whole response, waiting whenever the sink is full: for transports that only
     /// ever have the whole body. Runs on the caller's executor.
-    public nonisolated(nonsending) func deliver(_ response: TransportResponse) async throws {
+    @_spi(Transport) public nonisolated(nonsending) func deliver(_ response: TransportResponse) async throws {
         try receive(response.head)
         var offset = 0
         let body = response.data

@@ -10,9 +10,9 @@ import FoundationNetworking
 ///     TransportResponse(url: request.request.url, statusCode: 200, body: Data("{}".utf8))
 /// }
 /// ```
-public struct StubTransport: ConveyTransport {
+@_spi(Transport) public struct StubTransport: ConveyTransport {
     /// Produces the response for a request, or throws to simulate a failure.
-    public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
+    @_spi(Transport) public typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
 
     private let handler: Handler
 

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// Maps what a transport throws onto Convey's errors: cancellation and timeouts to their own
-/// cases, every other `URLError` to a `TransportFailure` of the kind its code stands for.
+/// cases, every other `URLError` to a `ConveyError.transport` of the kind its code stands for.
 ///
 /// Transports report faults as `URLError`s with the code URLSession uses for them (see
 /// `CurlErrors`, `URLSessionErrors`), or as `ConveyError`s, which pass through unchanged, as do
@@ -14,14 +14,14 @@ enum TransportErrors {
         if error is ConveyError || error is HTTPError || error is HARError { return error }
         if error is CancellationError { return ConveyError.cancelled }
         guard let urlError = error as? URLError else {
-            return ConveyError.transport(TransportFailure(kind: .other, code: -1, reason: String(describing: error), url: url))
+            return ConveyError.transport(.other, url: url, code: -1, reason: String(describing: error))
         }
         switch urlError.code {
         case .cancelled: return ConveyError.cancelled
-        case .timedOut: return ConveyError.timedOut(TimeoutFailure(kind: .attempt, limit: timeout, url: url))
+        case .timedOut: return ConveyError.attemptTimedOut(limit: timeout, url: url)
         default:
-            return ConveyError.transport(TransportFailure(code: urlError.code.rawValue, reason: urlError.localizedDescription,
-                                                          url: urlError.failingURL ?? url))
+            return ConveyError.transport(urlErrorCode: urlError.code.rawValue, reason: urlError.localizedDescription,
+                                         url: urlError.failingURL ?? url)
         }
     }
 }

@@ -212,11 +212,11 @@ struct CacheCoordinator: Sendable {
         }
     }
 
-    /// `.localOnly` and `only-if-cached`: a usable stored response, or `ConveyError.cache` saying why there is none.
+    /// `.localOnly` and `only-if-cached`: a usable stored response, or `ConveyError.notCached` saying why there is none.
     private func answerLocally(_ request: OutgoingRequest) async throws -> CacheAnswer {
         let url = request.url
         func notCached(_ reason: String) -> ConveyError {
-            ConveyError.cache(CacheFailure(kind: .notCached, url: url, reason: reason))
+            ConveyError.notCached(url: url, reason: reason)
         }
         guard let cache else { throw notCached("the server has no cache (ServerConfiguration.cache is nil)") }
         let method = request.method.rawValue

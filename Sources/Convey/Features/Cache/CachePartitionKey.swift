@@ -22,7 +22,7 @@ import Darwin
 ///   healing the same file at once may each keep their own key until they restart, which costs
 ///   hits only.
 /// - A file that is a link, not a regular file, not the owner's, or open to other users is
-///   refused with `ConveyError.cache` (`.folderUnavailable`) rather than trusted or replaced:
+///   refused with `ConveyError.cacheFolderUnavailable` rather than trusted or replaced:
 ///   someone else put it there.
 enum CachePartitionKey {
     /// The key's length in bytes.
@@ -107,6 +107,6 @@ enum CachePartitionKey {
     }
 
     private static func failure(_ folder: URL, _ reason: String) -> ConveyError {
-        .cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: reason))
+        .cacheFolderUnavailable(folder: folder, reason: reason)
     }
 }

@@ -12,7 +12,8 @@ public enum CacheStatus: String, Sendable, Hashable, Codable {
     /// a stored response answered instead.
     case fallback
     /// From the cache without contacting the server, fresh only by heuristic freshness (no
-    /// `max-age` or `Expires`; a share of the time since `Last-Modified`, see `HeuristicFreshness`).
+    /// `max-age` or `Expires`; a share of the time since `Last-Modified`, see
+    /// `ServerConfiguration.usesHeuristicFreshness`).
     case heuristicHit
     /// From the cache without waiting for the server although stale: within the response's
     /// `stale-while-revalidate` window (a background request refreshes it, once per URL) or within

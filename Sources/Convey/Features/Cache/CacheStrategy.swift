@@ -25,7 +25,7 @@ public enum CacheStrategy: String, Sendable, Hashable, CaseIterable {
     case skipLocal
     /// The cache only: nothing is ever sent. A matching stored response answers however old
     /// (`.hit`), unless it says `no-cache` or `must-revalidate` while stale; otherwise the task
-    /// fails with `ConveyError.cache` of kind `.notCached`. Also fails that way without a cache
+    /// fails with `ConveyError.notCached`. Also fails that way without a cache
     /// or for methods other than GET and HEAD.
     case localOnly
     /// No cache at all for this task: nothing read, nothing stored, nothing invalidated.

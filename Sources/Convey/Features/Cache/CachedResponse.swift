@@ -4,12 +4,15 @@ import FoundationNetworking
 #endif
 
 /// One stored response: status, header fields and body, with what the cache needs to judge it.
+/// Convey's SPI for its tools (`@_spi(Tools)`: the cache benchmark reads and writes entries
+/// directly); apps store with `DataCache.store(_:for:statusCode:headers:receivedAt:)` and read
+/// with `DataCache.data(from:strategy:server:)`.
 ///
 /// Freshness follows RFC 9111 §4.2: the lifetime comes from `max-age`, else `Expires` minus
 /// `Date` (an invalid `Expires` means already expired), else, when the server turns heuristics on
-/// (`ServerConfiguration.heuristicFreshness`), a share of the time since `Last-Modified`, else 0.
+/// (`ServerConfiguration.usesHeuristicFreshness`), a share of the time since `Last-Modified`, else 0.
 /// The age comes from `Age`, `Date` and the time in transit and in the cache.
-public struct CachedResponse: Sendable {
+@_spi(Tools) public struct CachedResponse: Sendable {
     /// Every field lives in one immutable object, so handing an entry out of the cache costs one
     /// reference count, not one per string, dictionary and buffer inside it.
     private let storage: Storage

@@ -83,7 +83,7 @@ public actor DataCache {
     /// corrupt entry file is a miss, and a missing or damaged `partition-key` file gets a new key,
     /// which turns the entries stored for requests with credentials into misses.
     ///
-    /// Throws `ConveyError.cache` of kind `.folderUnavailable` when the folder cannot be created or
+    /// Throws `ConveyError.cacheFolderUnavailable` when the folder cannot be created or
     /// written, or when its `partition-key` is a link, not a regular file, another user's, or open
     /// to other users: a file someone else put there is refused, not trusted or replaced.
     public init(folder: URL, diskSizeLimit: Int = DataCache.defaultDiskSizeLimit,
@@ -101,20 +101,31 @@ public actor DataCache {
         partitionKey = try CachePartitionKey.stored(in: folder)
     }
 
-    /// Reads and clears the validators (`ETag`, `Last-Modified`) of stored responses.
-    public nonisolated var eTags: ETagStore { ETagStore(cache: self) }
-
     // MARK: Reading and writing
 
     /// The stored response for a `method` request without credentials to `url`, whatever its age
-    /// and `Vary`, or `nil`.
-    public nonisolated func response(for url: URL, method: HTTPMethod = .get) async -> CachedResponse? {
+    /// and `Vary`, or `nil`: for Convey's tools (`@_spi(Tools)`). An app reads a stored response
+    /// as a task would get it, with `data(from:strategy: .localOnly)`.
+    @_spi(Tools) public nonisolated func response(for url: URL, method: HTTPMethod = .get) async -> CachedResponse? {
         await entry(forKey: CacheKey.key(for: url, method: method))
     }
 
+    /// Stores a response for a GET of `url`, replacing what was there, in memory and on disk, as
+    /// if it had come from the server at `receivedAt`: for seeding a cache by hand (responses an
+    /// app ships to work offline, say); tasks store responses themselves. `Cache-Control`,
+    /// `Expires`, `ETag` and the like in `headers` apply as usual. Returns once the disk file is written.
+    ///
+    /// ```swift
+    /// await cache.store(bundledFeed, for: feedURL, headers: ["Cache-Control": "max-age=3600"])
+    /// ```
+    public nonisolated func store(_ body: Data, for url: URL, statusCode: Int = 200, headers: Headers = Headers(),
+                                  receivedAt: Date = Date()) async {
+        await store(CachedResponse(url: url, statusCode: statusCode, fields: headers, body: body, receivedAt: receivedAt))
+    }
+
     /// Stores `response` under its key, replacing what was there, in memory and on disk; returns
-    /// once the disk file is written.
-    public nonisolated func store(_ response: CachedResponse) async {
+    /// once the disk file is written. For Convey's tools (`@_spi(Tools)`).
+    @_spi(Tools) public nonisolated func store(_ response: CachedResponse) async {
         await keepInMemory(response, replacing: true)
         guard let disk else { return }
         await disk.perform { disk.write(response) }
@@ -165,8 +176,8 @@ public actor DataCache {
         await disk?.sweepNow()
     }
 
-    /// Counts of what the cache has done, for monitoring and benchmarks.
-    public var statistics: CacheStatistics {
+    /// Counts of what the cache has done, for Convey's benchmarks and tests (`@_spi(Tools)`).
+    @_spi(Tools) public var statistics: CacheStatistics {
         let diskCounts = disk?.counts ?? DiskTier.DiskCounts()
         return CacheStatistics(
             memoryHits: memoryHits, diskHits: diskCounts.hits, misses: misses, memoryEntryCount: memory.count,
@@ -347,8 +358,8 @@ public actor DataCache {
     }
 }
 
-/// What a `DataCache` has done since it was created.
-public struct CacheStatistics: Sendable, Hashable {
+/// What a `DataCache` has done since it was created: Convey's SPI for its tools.
+@_spi(Tools) public struct CacheStatistics: Sendable, Hashable {
     /// Lookups answered from memory.
     public var memoryHits: Int
     /// Lookups answered from disk.

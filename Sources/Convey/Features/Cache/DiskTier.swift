@@ -74,10 +74,10 @@ final class DiskTier: @unchecked Sendable {
         do throws(FileFailure) {
             try OwnerOnlyFiles.createFolder(atPath: folderPath)
         } catch {
-            throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: error.description))
+            throw ConveyError.cacheFolderUnavailable(folder: folder, reason: error.description)
         }
         guard access(folderPath, W_OK) == 0 else {
-            throw ConveyError.cache(CacheFailure(kind: .folderUnavailable, url: folder, reason: "the folder is not writable"))
+            throw ConveyError.cacheFolderUnavailable(folder: folder, reason: "the folder is not writable")
         }
         lock.withLock { state.sweepScheduled = true }
         sweepInBackground()

@@ -1,22 +1,30 @@
-/// How much of a download is on disk.
-public struct DownloadProgress: Sendable, Hashable {
+/// How much of a download is on disk: what the writer reports to the handler.
+struct DownloadProgress: Sendable, Hashable {
     /// Bytes of the file written so far, a resumed part included.
-    public var bytesWritten: Int64
+    var bytesWritten: Int64
     /// The whole file's size, when the server announced it.
-    public var totalBytes: Int64?
+    var totalBytes: Int64?
 
     /// Creates a progress report.
-    public init(bytesWritten: Int64, totalBytes: Int64?) {
+    init(bytesWritten: Int64, totalBytes: Int64?) {
         self.bytesWritten = bytesWritten
         self.totalBytes = totalBytes
     }
 
     /// `bytesWritten / totalBytes`, from 0 to 1; `nil` while the size is unknown.
-    public var fractionCompleted: Double? {
+    var fractionCompleted: Double? {
         guard let totalBytes, totalBytes > 0 else { return nil }
         return min(1, Double(bytesWritten) / Double(totalBytes))
     }
 }
 
-/// Receives download progress as the body is written, from any thread.
-public typealias DownloadProgressHandler = @Sendable (DownloadProgress) -> Void
+/// Receives download progress as the body is written.
+typealias DownloadProgressHandler = @Sendable (DownloadProgress) -> Void
+
+extension DownloadProgress {
+    /// The internal handler that calls an app's `(bytesWritten, totalBytes)` handler.
+    static func handler(_ handler: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)?) -> DownloadProgressHandler? {
+        guard let handler else { return nil }
+        return { @Sendable progress in handler(progress.bytesWritten, progress.totalBytes) }
+    }
+}

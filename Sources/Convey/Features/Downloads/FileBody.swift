@@ -185,7 +185,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     }
 
     private func failure(_ reason: String) -> ConveyError {
-        .downloadFailed(DownloadFailure(destination: partial.destination, reason: reason))
+        .downloadFailed(destination: partial.destination, reason: reason)
     }
 }
 

@@ -13,12 +13,12 @@ import FoundationNetworking
 struct FileDelivery: ResponseDelivery {
     let partial: PartialDownload
     let resumes: Bool
-    let permissions: FilePermissions
+    let permissions: Int
     let progress: DownloadProgressHandler?
     /// The task's `didFinish(with:)`, for a task whose own payload is the file (`FileDownloadingTask`).
     var didFinish: (@ConveyActor @Sendable (ServerResponse<URL>) async -> Void)?
 
-    init(destination: URL, resumes: Bool, permissions: FilePermissions, progress: DownloadProgressHandler?) {
+    init(destination: URL, resumes: Bool, permissions: Int, progress: DownloadProgressHandler?) {
         partial = PartialDownload(destination: destination)
         self.resumes = resumes
         self.permissions = permissions
@@ -38,7 +38,7 @@ struct FileDelivery: ResponseDelivery {
                 try claim.discardBytes()
             } catch {
                 claim.release()
-                throw ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: error.description))
+                throw ConveyError.downloadFailed(destination: partial.destination, reason: error.description)
             }
         }
         if let resumePoint {
@@ -80,7 +80,7 @@ struct FileDelivery: ResponseDelivery {
     }
 
     private var notPrepared: ConveyError {
-        ConveyError.downloadFailed(DownloadFailure(destination: partial.destination, reason: "the download was not prepared"))
+        ConveyError.downloadFailed(destination: partial.destination, reason: "the download was not prepared")
     }
 }
 

@@ -17,16 +17,19 @@ public protocol FileDownloadingTask: DownloadingTask where DownloadPayload == UR
     var destination: URL { get }
     /// Whether a partial file left by a broken transfer is resumed. Default: `true`.
     var resumesPartialDownloads: Bool { get }
-    /// Called as bytes are written, from any thread. Default: `nil`.
-    var downloadProgressHandler: DownloadProgressHandler? { get }
-    /// The permissions the finished file gets. Default: `.ownerOnly` (0600).
-    var downloadedFilePermissions: FilePermissions { get }
+    /// Called as bytes are written, with the bytes of the file written so far (a resumed part
+    /// included) and the whole file's size when the server announced it, from the writer's queue,
+    /// never the transport's thread. Default: `nil`.
+    var downloadProgressHandler: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)? { get }
+    /// The permissions the finished file gets, as an octal mode: `0o644` for read by all.
+    /// Default: `0o600`, read and write for the owner only.
+    var downloadedFilePermissions: Int { get }
 }
 
 extension FileDownloadingTask {
     public var resumesPartialDownloads: Bool { true }
-    public var downloadProgressHandler: DownloadProgressHandler? { nil }
-    public var downloadedFilePermissions: FilePermissions { .ownerOnly }
+    public var downloadProgressHandler: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)? { nil }
+    public var downloadedFilePermissions: Int { 0o600 }
 
     /// Downloads the body to `destination` and returns it as the payload. Throws as `download(to:)`
     /// does. The file is this task's own payload, so a success calls `didFinish(with:)` (before
@@ -39,7 +42,7 @@ extension FileDownloadingTask {
     /// The delivery of this task's own file.
     private func fileDelivery() -> FileDelivery {
         var delivery = FileDelivery(destination: destination, resumes: resumesPartialDownloads, permissions: downloadedFilePermissions,
-                                    progress: downloadProgressHandler)
+                                    progress: DownloadProgress.handler(downloadProgressHandler))
         delivery.didFinish = { response in await Hooks.call(.didFinish, of: Self.self) { await didFinish(with: response) } }
         return delivery
     }
@@ -67,15 +70,18 @@ extension DownloadingTask {
     /// - Parameters:
     ///   - destination: where the finished file goes; an existing file there is replaced.
     ///   - resuming: whether a partial file left by a broken transfer is resumed. Default: `true`.
-    ///   - permissions: the finished file's permissions. Default: `.ownerOnly` (0600).
-    ///   - progress: called as bytes are written, from any thread.
+    ///   - permissions: the finished file's permissions, as an octal mode (`0o644` for read by
+    ///     all); a value outside `0o000`–`0o777` fails with `ConveyError.downloadFailed`.
+    ///     Default: `0o600`, read and write for the owner only.
+    ///   - progress: called as bytes are written, with the bytes of the file written so far and the
+    ///     whole file's size when known, from the writer's queue.
     ///
     /// The file is not the task's payload, so a success calls `didSucceed(with:)` but not
     /// `didFinish(with:)`.
     @discardableResult
-    public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: FilePermissions = .ownerOnly,
-                         progress: DownloadProgressHandler? = nil) async throws -> ServerResponse<URL> {
+    public nonisolated func download(to destination: URL, resuming: Bool = true, permissions: Int = 0o600,
+                         progress: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)? = nil) async throws -> ServerResponse<URL> {
         try await TaskRunner(task: self).run(FileDelivery(destination: destination, resumes: resuming, permissions: permissions,
-                                                          progress: progress))
+                                                          progress: DownloadProgress.handler(progress)))
     }
 }

@@ -60,9 +60,15 @@ struct PartialDownload: Sendable {
         try saved.get()
     }
 
-    /// Takes the partial file for one attempt; see `PartialClaim`.
-    func claim(permissions: FilePermissions) throws(ConveyError) -> PartialClaim {
-        try PartialClaim(partial: self, mode: mode_t(permissions.mode))
+    /// Takes the partial file for one attempt; see `PartialClaim`. `permissions` is the finished
+    /// file's mode, `0o000` to `0o777`; any other value (a mode written in decimal, `644`) fails
+    /// the download rather than give the file permissions nobody asked for.
+    func claim(permissions: Int) throws(ConveyError) -> PartialClaim {
+        guard (0...0o777).contains(permissions) else {
+            throw .downloadFailed(destination: destination, reason: "permissions \(permissions) are not a file mode from 0o000 to 0o777 "
+                                  + "(write them in octal: 0o644, not 644); nothing was written")
+        }
+        return try PartialClaim(partial: self, mode: mode_t(permissions))
     }
 }
 
@@ -96,8 +102,8 @@ final class PartialClaim: @unchecked Sendable {
                 guard flock(opened.descriptor, LOCK_EX | LOCK_NB) == 0 else {
                     let code = errno
                     close(opened.descriptor)
-                    if code == EWOULDBLOCK { throw ConveyError.downloadFailed(DownloadFailure(
-                        destination: partial.destination, reason: "another download to this file is in progress")) }
+                    if code == EWOULDBLOCK { throw ConveyError.downloadFailed(
+                        destination: partial.destination, reason: "another download to this file is in progress") }
                     throw FileFailure(path: path, action: "lock", code: code)
                 }
                 var held = stat(), named = stat()
@@ -111,11 +117,11 @@ final class PartialClaim: @unchecked Sendable {
             }
             throw FileFailure(path: path, action: "claim", reason: "other downloads kept replacing it")
         } catch let failure as FileFailure {
-            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: failure.description))
+            throw .downloadFailed(destination: partial.destination, reason: failure.description)
         } catch let error as ConveyError {
             throw error
         } catch {
-            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "\(error)"))
+            throw .downloadFailed(destination: partial.destination, reason: "\(error)")
         }
     }
 
@@ -131,7 +137,7 @@ final class PartialClaim: @unchecked Sendable {
         let type = info.st_mode & S_IFMT
         guard type != S_IFREG, type != S_IFLNK else { return }
         let what = type == S_IFDIR ? "a folder" : type == S_IFIFO ? "a FIFO" : type == S_IFSOCK ? "a socket" : "a device"
-        throw .downloadFailed(DownloadFailure(destination: destination, reason: "it is \(what), not a regular file, and is never replaced"))
+        throw .downloadFailed(destination: destination, reason: "it is \(what), not a regular file, and is never replaced")
     }
 
     /// Where a download of `url` can resume, or `nil`: no bytes, no record, another URL.
@@ -171,7 +177,7 @@ final class PartialClaim: @unchecked Sendable {
         try Self.checkReplaceable(partial.destination)
         guard rename(partial.file.path, partial.destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
-            throw .downloadFailed(DownloadFailure(destination: partial.destination, reason: "could not move the finished file into place: \(reason)"))
+            throw .downloadFailed(destination: partial.destination, reason: "could not move the finished file into place: \(reason)")
         }
         try? partial.saveRecord(nil)
         close(descriptor)

@@ -1,8 +1,9 @@
 import Foundation
 
 /// How Convey writes durations, sizes, JSON and text from servers for people: the forms echo
-/// uses, public so that an app's own logs and tools (such as the harness) read the same.
-public enum DisplayFormat {
+/// uses. Convey's SPI for its own tools (`@_spi(Tools) import Convey`), so that the harness
+/// reads the same and escapes terminal controls by the same rule.
+@_spi(Tools) public enum DisplayFormat {
     /// `12.3 ms` under a second, else `2.35 s`.
     public static func duration(_ duration: Duration) -> String {
         let seconds = duration.timeInterval

@@ -32,7 +32,7 @@ struct EchoPlan: Sendable {
     /// Asks the task for the style of a run that received some data, when the task has its own
     /// `echoStyle(for:)` (and its configuration names no style); `nil` when `style` holds.
     let styleForData: (@ConveyActor @Sendable (Data?) -> TaskEchoStyle)?
-    let sink: any EchoSink
+    let sink: @Sendable (String) -> Void
     let redaction: Redaction
     /// Where records go, when the server has a recorder.
     let recorder: TaskRecorder?
@@ -103,7 +103,7 @@ enum Echo {
         record.outboxItem = plan.outboxItem
         if prints {
             let text = EchoFormatter(style: style, redaction: plan.redaction).text(for: record)
-            plan.sink.write(DisplayFormat.terminalSafe(text))
+            plan.sink(DisplayFormat.terminalSafe(text))
         }
         recorder?.record(record, taskName: plan.outboxItem?.taskName ?? String(describing: plan.taskType), serverName: plan.serverName,
                          redaction: plan.redaction)
@@ -190,17 +190,21 @@ struct EchoFormatter {
         switch convey {
         case .invalidURL(_, let reason):
             return "Invalid URL: \(reason)"
-        case .transport(let failure):
-            return "\(failure.kind.logPhrase): \(failure.reason) (code \(failure.code))"
-        case .timedOut(let failure):
-            return "Timed out (\(failure.kind.rawValue) limit \(DisplayFormat.duration(failure.limit)))"
-        case .decodingFailed(let failure):
-            let place = failure.codingPath.isEmpty ? "" : " at \(failure.codingPath)"
-            return "Could not decode \(failure.typeName)\(place): \(failure.reason)"
-        case .cache(let failure):
-            return failure.kind == .notCached ? "Not in the cache: \(failure.reason)" : "Cache folder unavailable: \(failure.reason)"
-        case .responseTooLarge(let failure):
-            return "Response \(failure.part.rawValue) over the limit of \(DisplayFormat.byteCount(failure.limit))"
+        case .transport(let failure, _, let code, let reason):
+            return "\(failure.logPhrase): \(reason) (code \(code))"
+        case .attemptTimedOut(let limit, _):
+            return "Timed out (attempt limit \(DisplayFormat.duration(limit)))"
+        case .totalTimedOut(let limit, _):
+            return "Timed out (total limit \(DisplayFormat.duration(limit)))"
+        case .decodingFailed(let typeName, let codingPath, let reason, _, _):
+            let place = codingPath.isEmpty ? "" : " at \(codingPath)"
+            return "Could not decode \(typeName)\(place): \(reason)"
+        case .notCached(_, let reason):
+            return "Not in the cache: \(reason)"
+        case .cacheFolderUnavailable(_, let reason):
+            return "Cache folder unavailable: \(reason)"
+        case .responseTooLarge(let limit, _, let isHead):
+            return "Response \(isHead ? "head" : "body") over the limit of \(DisplayFormat.byteCount(limit))"
         case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField:
             return convey.logDetail
         }

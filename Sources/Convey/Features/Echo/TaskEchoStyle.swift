@@ -1,6 +1,6 @@
 /// What Convey prints or records about a task run.
 ///
-/// Console styles print to the server's `EchoSink` (standard output by default). Combine them:
+/// Console styles print to the server's `echoSink` (standard output by default). Combine them:
 /// `[.consoleFull, .onlyIfError]` prints everything, but only for runs that failed.
 public struct TaskEchoStyle: OptionSet, Sendable, Hashable {
     public let rawValue: Int

@@ -29,9 +29,9 @@ extension HAREntry {
     }
 
     private static func postData(_ record: RecordedTask, contentType: String?, privacy: HARPrivacy) -> PostData? {
-        guard record.requestBodySize > 0 || record.requestBody != nil else { return nil }
+        guard record.requestBodySize > 0 || record.requestBodyRecord != nil else { return nil }
         let mimeType = contentType ?? ""
-        guard let body = record.requestBody else {
+        guard let body = record.requestBodyRecord else {
             return PostData(mimeType: mimeType, text: "", isBase64: false, comment: "\(record.requestBodySize) bytes, not recorded")
         }
         let written = recorded(body, contentType: mimeType, privacy: privacy)
@@ -46,7 +46,7 @@ extension HAREntry {
         }
         let mimeType = fields["Content-Type"] ?? ""
         var content = Content(size: Int64(record.responseBodySize), mimeType: mimeType)
-        if let body = record.responseBody {
+        if let body = record.responseBodyRecord {
             let written = recorded(body, contentType: mimeType, privacy: privacy)
             content.text = written.text
             if written.isBase64 { content.encoding = "base64" }
@@ -76,8 +76,8 @@ extension HAREntry {
             "timedOut"
         } else {
             // The longest phrase: "Connection lost before the response; not resent" starts like "Connection lost".
-            TransportFailure.Kind.allCases.filter { message.hasPrefix($0.logPhrase) }.max { $0.logPhrase.count < $1.logPhrase.count }?.rawValue
-                ?? TransportFailure.Kind.other.rawValue
+            TransportFailure.allCases.filter { message.hasPrefix($0.logPhrase) }.max { $0.logPhrase.count < $1.logPhrase.count }?.rawValue
+                ?? TransportFailure.other.rawValue
         }
         return Failure(kind: kind, message: privacy.text(message))
     }

@@ -3,7 +3,7 @@
 /// A request no entry answers fails the task with `unmatchedRequest` itself (the pipeline passes
 /// it through unchanged, and never retries it); the other cases come from `HARFixtures.init` and
 /// from writing. Every text is masked with `Redaction.standard`, as Convey's error descriptions are.
-public enum HARError: PresentableError, Sendable, Hashable {
+public enum HARError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No entry of the file answers this request: `request` is its method and masked URL
     /// (`GET https://api.example.com/users?page=2`), `reason` what came closest.
     case unmatchedRequest(request: String, file: String, reason: String)
@@ -14,6 +14,7 @@ public enum HARError: PresentableError, Sendable, Hashable {
     /// The file could not be written; nothing was changed in it.
     case unwritableFile(path: String, reason: String)
 
+    /// A sentence fit to show a person.
     public var userMessage: String? {
         switch self {
         case .unmatchedRequest: "This request has no recorded answer."
@@ -22,9 +23,13 @@ public enum HARError: PresentableError, Sendable, Hashable {
         }
     }
 
+    /// What went wrong, and where, credentials masked with `Redaction.standard`.
     public var logDetail: String {
         Redaction.standard.maskedText(unmaskedLogDetail)
     }
+
+    /// `logDetail`.
+    public var description: String { logDetail }
 
     private var unmaskedLogDetail: String {
         switch self {

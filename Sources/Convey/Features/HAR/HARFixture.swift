@@ -40,8 +40,8 @@ struct HARFixture: Sendable {
     private static func error(kind: String, message: String, url: URL) -> any Error {
         let reason = "replayed from a HAR entry: \(message)"
         if kind == "timedOut" { return URLError(.timedOut, userInfo: [NSURLErrorFailingURLErrorKey: url, NSLocalizedDescriptionKey: reason]) }
-        let failureKind = TransportFailure.Kind(rawValue: kind) ?? .connectionLost
-        return ConveyError.transport(TransportFailure(kind: failureKind, code: URLError.Code.networkConnectionLost.rawValue, reason: reason, url: url))
+        let failureKind = TransportFailure(rawValue: kind) ?? .connectionLost
+        return ConveyError.transport(failureKind, url: url, code: URLError.Code.networkConnectionLost.rawValue, reason: reason)
     }
 
     /// HTTP versions as HAR writers spell them (`http/2.0`, `h2`, `HTTP/1.1`) in Convey's spelling.

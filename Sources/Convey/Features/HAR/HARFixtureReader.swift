@@ -91,7 +91,7 @@ enum HARFixtureReader {
         } else {
             let failure = entry.convey?.failure
             guard failure?.kind != "cancelled" else { return nil }
-            answer = .failure(kind: failure?.kind ?? TransportFailure.Kind.connectionLost.rawValue,
+            answer = .failure(kind: failure?.kind ?? TransportFailure.connectionLost.rawValue,
                               message: failure?.message ?? entry.error ?? "the entry holds no response")
         }
         return HARFixture(position: position, name: entry.request.method + " " + entry.request.url, key: key, body: body, answer: answer)

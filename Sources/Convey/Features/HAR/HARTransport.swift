@@ -86,13 +86,13 @@ struct HARTransport: ConveyTransport {
     /// body dropped, a stream's reader gone), which says nothing about the server.
     private static func keptFailure(_ mapped: (any Error)?, fromSink sinkFailure: (any Error)?) -> HAREntry.Failure? {
         guard let mapped else { return nil }
-        let message = (mapped as? any PresentableError)?.logDetail ?? String(describing: mapped)
+        let message = (mapped as? ConveyError)?.logDetail ?? (mapped as? HTTPError)?.logDetail ?? String(describing: mapped)
         switch mapped {
-        case ConveyError.timedOut: return HAREntry.Failure(kind: "timedOut", message: message)
-        case ConveyError.responseTooLarge: return HAREntry.Failure(kind: TransportFailure.Kind.tooLarge.rawValue, message: message)
+        case ConveyError.attemptTimedOut, ConveyError.totalTimedOut: return HAREntry.Failure(kind: "timedOut", message: message)
+        case ConveyError.responseTooLarge: return HAREntry.Failure(kind: TransportFailure.tooLarge.rawValue, message: message)
         case _ where sinkFailure != nil: return nil
-        case ConveyError.transport(let transportFailure): return HAREntry.Failure(kind: transportFailure.kind.rawValue, message: message)
-        default: return HAREntry.Failure(kind: TransportFailure.Kind.other.rawValue, message: message)
+        case ConveyError.transport(let transportFailure, _, _, _): return HAREntry.Failure(kind: transportFailure.rawValue, message: message)
+        default: return HAREntry.Failure(kind: TransportFailure.other.rawValue, message: message)
         }
     }
 

@@ -210,7 +210,7 @@ extension Outbox {
         entry.state.lastError = lastError
         let policy = configuration.retryPolicy
         let wait: TimeInterval
-        if case ConveyError.transport(let failure) = error, failure.kind == .cannotConnect {
+        if case ConveyError.transport(.cannotConnect, _, _, _) = error {
             // Offline: back off without spending the item's attempts.
             offlineStreak += 1
             let delay = min(policy.maxDelay.timeInterval, policy.baseDelay.timeInterval * pow(2, Double(min(offlineStreak - 1, 30))))
@@ -245,9 +245,9 @@ extension Outbox {
     /// response (-1011, "Empty reply from server") where libcurl reports a lost connection: for
     /// the retry decision it is what it is, an answer lost after the request went out.
     static func asLostAnswer(_ error: any Error) -> any Error {
-        guard case ConveyError.transport(let failure) = error, failure.kind == .malformedResponse,
-              failure.code == URLError.Code.badServerResponse.rawValue else { return error }
-        return ConveyError.transport(TransportFailure(kind: .connectionLost, code: failure.code, reason: failure.reason, url: failure.url))
+        guard case ConveyError.transport(.malformedResponse, let url, let code, let reason) = error,
+              code == URLError.Code.badServerResponse.rawValue else { return error }
+        return ConveyError.transport(.connectionLost, url: url, code: code, reason: reason)
     }
 
     /// The expiry failure of an item whose expiry has passed, or `nil`.

@@ -24,8 +24,8 @@ extension Outbox {
         let method = task.method
         let requestBody = try await task.requestBody
         if requestBody != nil, method.forbidsBody {
-            throw ConveyError.encodingFailed(EncodingFailure(
-                subject: "the body of a \(method) request", reason: "\(method) requests cannot carry a body; use POST or PUT"))
+            throw ConveyError.encodingFailed(
+                subject: "the body of a \(method) request", reason: "\(method) requests cannot carry a body; use POST or PUT")
         }
         let taskHeaders = try await task.headers
         try FieldValidation.check(taskHeaders, source: .taskHeaders)

@@ -6,7 +6,7 @@ import Foundation
 /// A failed item's error is an `HTTPError` for a status the outbox does not retry, a
 /// `ConveyError` for a transport failure that would only happen again (an untrusted certificate,
 /// say), or one of these cases.
-public enum OutboxFailure: PresentableError, Sendable, Hashable {
+public enum OutboxFailure: Error, Sendable, Hashable, CustomStringConvertible {
     /// The task set a credential (`Authorization`, `Cookie`, an API key or token field, URL user
     /// info, a credential query parameter) itself. Items never store credentials: they come from
     /// the server's `headers(for:)` when each attempt is sent. `field` names what was refused.
@@ -28,6 +28,7 @@ public enum OutboxFailure: PresentableError, Sendable, Hashable {
     /// No item has this ID.
     case unknownItem(String)
 
+    /// A sentence fit to show a person.
     public var userMessage: String? {
         switch self {
         case .credentialRefused, .limitReached, .storage: "The request couldn't be saved for sending later."
@@ -36,6 +37,9 @@ public enum OutboxFailure: PresentableError, Sendable, Hashable {
         case .unknownItem: "The queued request no longer exists."
         }
     }
+
+    /// `logDetail`.
+    public var description: String { logDetail }
 
     /// What went wrong, credentials masked with `Redaction.standard`.
     public var logDetail: String {

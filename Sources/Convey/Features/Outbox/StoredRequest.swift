@@ -60,6 +60,10 @@ struct StoredState: Codable, Sendable, Hashable {
 /// A failed item's error in a form that survives a restart: HTTP, transport and timeout errors
 /// come back as the same typed errors; the outbox's own failures as `OutboxFailure`.
 struct StoredFailure: Codable, Sendable, Hashable {
+    /// How a timeout's `reason` names which limit fired (the file format keeps the words it had).
+    static let attemptTimeout = "attempt"
+    static let totalTimeout = "total"
+
     enum Kind: String, Codable, Sendable {
         case http, transport, timeout, attemptsExhausted, expired, other
     }
@@ -90,17 +94,22 @@ struct StoredFailure: Codable, Sendable, Hashable {
                 .map { Header(name: $0.key, value: $0.value) }
             url = http.url
             method = http.method.rawValue
-        case ConveyError.transport(let failure):
+        case ConveyError.transport(let failure, let failedURL, let failureCode, let failureReason):
             kind = .transport
-            transportKind = failure.kind.rawValue
-            code = failure.code
-            reason = Redaction.standard.maskedText(failure.reason)
-            url = failure.url
-        case ConveyError.timedOut(let failure):
+            transportKind = failure.rawValue
+            code = failureCode
+            reason = Redaction.standard.maskedText(failureReason)
+            url = failedURL
+        case ConveyError.attemptTimedOut(let limit, let failedURL):
             kind = .timeout
-            timeoutMilliseconds = Int64(failure.limit / .milliseconds(1))
-            reason = failure.kind.rawValue
-            url = failure.url
+            timeoutMilliseconds = Int64(limit / .milliseconds(1))
+            reason = Self.attemptTimeout
+            url = failedURL
+        case ConveyError.totalTimedOut(let limit, let failedURL):
+            kind = .timeout
+            timeoutMilliseconds = Int64(limit / .milliseconds(1))
+            reason = Self.totalTimeout
+            url = failedURL
         case OutboxFailure.attemptsExhausted(let attempts, let lastError):
             kind = .attemptsExhausted
             self.attempts = attempts
@@ -121,11 +130,11 @@ struct StoredFailure: Codable, Sendable, Hashable {
                              headers: Dictionary((headers ?? []).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first }),
                              url: url, method: HTTPMethod(rawValue: method ?? "POST"))
         case .transport:
-            let transportKind = transportKind.flatMap(TransportFailure.Kind.init(rawValue:)) ?? .other
-            return ConveyError.transport(TransportFailure(kind: transportKind, code: code ?? 0, reason: reason ?? message, url: url))
+            let transportKind = transportKind.flatMap(TransportFailure.init(rawValue:)) ?? .other
+            return ConveyError.transport(transportKind, url: url, code: code ?? 0, reason: reason ?? message)
         case .timeout:
-            return ConveyError.timedOut(TimeoutFailure(kind: reason.flatMap(TimeoutFailure.Kind.init(rawValue:)) ?? .attempt,
-                                                       limit: .milliseconds(timeoutMilliseconds ?? 0), url: url))
+            let limit = Duration.milliseconds(timeoutMilliseconds ?? 0)
+            return reason == Self.totalTimeout ? ConveyError.totalTimedOut(limit: limit, url: url) : ConveyError.attemptTimedOut(limit: limit, url: url)
         case .attemptsExhausted:
             return OutboxFailure.attemptsExhausted(attempts: attempts ?? 0, lastError: reason ?? message)
         case .expired:

@@ -34,9 +34,9 @@ extension RecordedTask {
     func withBodies(of attempt: AttemptRecord, limit: Int, redaction: Redaction) -> RecordedTask {
         let formatter = EchoFormatter(style: .consoleFull, redaction: redaction)
         var record = self
-        record.requestBody = Self.body(attempt.requestBody, contentType: Headers(attempt.requestHeaders)["Content-Type"],
+        record.requestBodyRecord = Self.body(attempt.requestBody, contentType: Headers(attempt.requestHeaders)["Content-Type"],
                                        limit: limit, formatter: formatter)
-        record.responseBody = Self.body(attempt.responseBody, contentType: attempt.responseHeaders["Content-Type"], limit: limit, formatter: formatter)
+        record.responseBodyRecord = Self.body(attempt.responseBody, contentType: attempt.responseHeaders["Content-Type"], limit: limit, formatter: formatter)
         return record
     }
 

@@ -47,8 +47,8 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     public var requestFields: [Header]?
     /// The size of the request body in bytes (0 for none, or for a body streamed from a file).
     public var requestBodySize: Int
-    /// The request body, when the recorder keeps bodies.
-    public var requestBody: RecordedBody?
+    /// The request body as stored (`"requestBody"` in the file), when the recorder keeps bodies.
+    var requestBodyRecord: RecordedBody?
     /// The response status code, when a response arrived.
     public var statusCode: Int?
     /// The response headers, with credential values masked (and URLs in other values, such as a
@@ -56,8 +56,8 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     public var responseHeaders: [Header]
     /// The size of the response body in bytes.
     public var responseBodySize: Int
-    /// The response body, when the recorder keeps bodies.
-    public var responseBody: RecordedBody?
+    /// The response body as stored (`"responseBody"` in the file), when the recorder keeps bodies.
+    var responseBodyRecord: RecordedBody?
     /// What went wrong, without URLs' secrets or bodies; `nil` on success.
     public var error: String?
     /// What the exchange cost on the wire, as far as the transport measured it; `nil` without a response.
@@ -73,11 +73,18 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     /// request headers); `nil` for other tasks, and in records written before the field existed.
     public var outboxItem: String?
 
-    /// Creates a record from its parts; `TaskRecorder` does this for you.
-    public init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
-                outcome: Outcome, method: String, url: String?, requestHeaders: [String: String], requestBodySize: Int,
-                requestBody: RecordedBody?, statusCode: Int?, responseHeaders: [Header], responseBodySize: Int,
-                responseBody: RecordedBody?, error: String?, metrics: ExchangeMetrics? = nil) {
+    /// The file's keys: the properties' names, but for the bodies.
+    private enum CodingKeys: String, CodingKey {
+        case formatVersion, id, taskName, serverName, startedAt, duration, attempt, outcome, method, url, requestHeaders, requestFields
+        case requestBodySize, requestBodyRecord = "requestBody", statusCode, responseHeaders, responseBodySize
+        case responseBodyRecord = "responseBody", error, metrics, cacheStatus, certificateVerificationOff, outboxItem
+    }
+
+    /// Creates a record from its parts; `TaskRecorder` does this.
+    init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
+         outcome: Outcome, method: String, url: String?, requestHeaders: [String: String], requestBodySize: Int,
+         requestBody: RecordedBody?, statusCode: Int?, responseHeaders: [Header], responseBodySize: Int,
+         responseBody: RecordedBody?, error: String?, metrics: ExchangeMetrics? = nil) {
         self.metrics = metrics
         self.formatVersion = Self.currentFormatVersion
         self.id = id
@@ -91,11 +98,11 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
         self.url = url
         self.requestHeaders = requestHeaders
         self.requestBodySize = requestBodySize
-        self.requestBody = requestBody
+        self.requestBodyRecord = requestBody
         self.statusCode = statusCode
         self.responseHeaders = responseHeaders
         self.responseBodySize = responseBodySize
-        self.responseBody = responseBody
+        self.responseBodyRecord = responseBody
         self.error = error
     }
 
@@ -109,7 +116,18 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
             if url[queryStart...].contains(Redaction.mask) { parts.insert("URL query", at: 0) }
             if url[..<queryStart].contains(Redaction.mask) { parts.insert("URL userinfo", at: 0) }
         }
-        if requestBody?.text?.contains(Redaction.mask) == true { parts.append("request body") }
+        if requestBodyRecord?.text?.contains(Redaction.mask) == true { parts.append("request body") }
         return parts
     }
+
+    /// The request body as recorded, when the recorder keeps bodies: at most its `bodyLimit`
+    /// bytes, text as echo shows it (credential fields of JSON and form bodies masked, JSON
+    /// pretty-printed with sorted keys), other bodies byte for byte.
+    public var requestBody: Data? { requestBodyRecord?.data }
+    /// Whether the recorded request body was cut at the recorder's `bodyLimit`.
+    public var requestBodyIsTruncated: Bool { requestBodyRecord?.truncated ?? false }
+    /// The response body as recorded, when the recorder keeps bodies (as `requestBody`).
+    public var responseBody: Data? { responseBodyRecord?.data }
+    /// Whether the recorded response body was cut at the recorder's `bodyLimit`.
+    public var responseBodyIsTruncated: Bool { responseBodyRecord?.truncated ?? false }
 }

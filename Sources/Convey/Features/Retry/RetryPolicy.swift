@@ -74,17 +74,17 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Whether a failure may go away by itself: a retryable status, an attempt timeout, or a
-    /// transport failure of a transient kind (`TransportFailure.Kind`): `cannotConnect`,
+    /// transport failure of a transient kind (`TransportFailure`): `cannotConnect`,
     /// `connectionLost` and `notResent`. A TLS failure, a malformed or oversized answer and a
     /// refused redirect would only happen again.
     public func isTransient(_ error: any Error) -> Bool {
         switch error {
         case let http as HTTPError:
             return retryableStatusCodes.contains(http.statusCode)
-        case ConveyError.timedOut(let failure):
-            return failure.kind == .attempt
-        case ConveyError.transport(let failure):
-            return Self.transientTransportKinds.contains(failure.kind)
+        case ConveyError.attemptTimedOut:
+            return true
+        case ConveyError.transport(let failure, _, _, _):
+            return Self.transientTransportKinds.contains(failure)
         default:
             return false
         }
@@ -98,5 +98,5 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Failures of the connection rather than of the request or the server's answer. `notResent`
     /// is one too: only a policy that retries non-idempotent methods ever sees it retried.
-    private static let transientTransportKinds: Set<TransportFailure.Kind> = [.cannotConnect, .connectionLost, .notResent]
+    private static let transientTransportKinds: Set<TransportFailure> = [.cannotConnect, .connectionLost, .notResent]
 }

@@ -15,7 +15,7 @@ import Foundation
 /// ```
 ///
 /// Cancelled runs end with `ConveyError.cancelled` (their `didFail` hook sees it); runs past their
-/// total timeout end with `ConveyError.timedOut` of kind `.total`. Other runs are untouched.
+/// total timeout end with `ConveyError.totalTimedOut`. Other runs are untouched.
 @ConveyActor
 public final class ConveySession {
     /// The task's `sessionTag`.

@@ -2,7 +2,7 @@ import Foundation
 
 /// Splits bytes that arrive in arbitrary pieces into lines, without their endings.
 ///
-/// Shared by `ResponseLines` (`\n` and `\r\n`) and the server-sent events parser (also a lone
+/// Shared by `LineReader` (`\n` and `\r\n`) and the server-sent events parser (also a lone
 /// `\r`, as the event-stream format allows). A `\r\n` split across two pieces is one ending.
 struct LineSplitter {
     /// Which bytes end a line.
@@ -100,6 +100,6 @@ struct LineSplitter {
 
     private func checkLength(_ length: Int) throws {
         guard length > maximumLineLength else { return }
-        throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: Int64(maximumLineLength), url: url))
+        throw ConveyError.responseTooLarge(limit: Int64(maximumLineLength), url: url, isHead: false)
     }
 }

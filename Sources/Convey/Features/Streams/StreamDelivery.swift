@@ -13,7 +13,7 @@ import FoundationNetworking
 /// fails the run like any other failure, before any success is reported. Streams bypass the cache.
 struct StreamDelivery: ResponseDelivery {
     /// The run's total timeout in place of the task's, carried past the head over the whole body:
-    /// the stream ends with `ConveyError.timedOut` of kind `.total` when it passes.
+    /// the stream ends with `ConveyError.totalTimedOut` when it passes.
     let totalTimeout: Duration?
     /// How many body bytes may wait for the reader.
     let bufferSize: Int
@@ -77,15 +77,15 @@ struct StreamDelivery: ResponseDelivery {
         return (Exchange(request: hops.request ?? hop.request, head: head, body: errorBody), transfer)
     }
 
-    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> ResponseStream {
+    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> ResponseStream<Data> {
         if let requiredMediaType, exchange.head.statusCode != 204 {
             let contentType = exchange.head.value(forHTTPHeaderField: "Content-Type")
             let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
             guard mediaType == requiredMediaType else {
-                throw ConveyError.decodingFailed(DecodingFailure(
+                throw ConveyError.decodingFailed(
                     typeName: "ServerSentEvent", codingPath: "",
                     reason: "the response's Content-Type is \(contentType.map { "\"\($0)\"" } ?? "missing"), not \(requiredMediaType)",
-                    bodyPrefix: "", url: exchange.head.url))
+                    bodyPrefix: "", url: exchange.head.url)
             }
         }
         guard let transfer = hold as? StreamTransfer else { throw ConveyError.cancelled }

@@ -4,7 +4,7 @@ import Foundation
 /// a `StreamBuffer` that the reader drains.
 ///
 /// Closing it (the reader cancelled or let go) ends the transfer at once. A run's deadline it
-/// keeps (`keep`) ends it with `ConveyError.timedOut` of kind `.total`. A failure mid-body
+/// keeps (`keep`) ends it with `ConveyError.totalTimedOut`. A failure mid-body
 /// reaches the reader as a Convey error that names the URL and how far the body had got.
 final class StreamTransfer: Sendable {
     /// The URL the body comes from: the request's until the head names the final one.
@@ -36,7 +36,7 @@ final class StreamTransfer: Sendable {
     }
 
     /// Keeps the run's `deadline` over the rest of the body: when it passes, the transfer ends and
-    /// the reader gets `ConveyError.timedOut` of kind `.total`.
+    /// the reader gets `ConveyError.totalTimedOut`.
     func keep(_ deadline: RunDeadline) {
         deadlineWatch.watch(deadline)
     }
@@ -78,9 +78,8 @@ final class StreamTransfer: Sendable {
     /// What a failure mid-stream means to the reader: a Convey error saying what and where.
     private static func describe(_ error: any Error, url: URL?, timeout: Duration, delivered: Int64) -> any Error {
         let mapped = TransportErrors.map(error, url: url, timeout: timeout)
-        guard case ConveyError.transport(let failure) = mapped, delivered > 0 else { return mapped }
-        return ConveyError.transport(TransportFailure(
-            kind: failure.kind, code: failure.code, reason: "\(failure.reason) (the stream broke after \(delivered) bytes of the body)", url: failure.url))
+        guard case ConveyError.transport(let failure, let failingURL, let code, let reason) = mapped, delivered > 0 else { return mapped }
+        return ConveyError.transport(failure, url: failingURL, code: code, reason: "\(reason) (the stream broke after \(delivered) bytes of the body)")
     }
 }
 
@@ -124,7 +123,7 @@ private final class StreamDeadline: DeadlineWatcher, @unchecked Sendable {
     func deadlinePassed(at now: ContinuousClock.Instant) {
         let (deadline, sending) = lock.withLock { (ended ? nil : self.deadline, self.sending) }
         guard let deadline, now >= deadline.instant else { return }
-        buffer.finish(.failed(ConveyError.timedOut(TimeoutFailure(kind: .total, limit: deadline.limit, url: buffer.headURL ?? url))))
+        buffer.finish(.failed(ConveyError.totalTimedOut(limit: deadline.limit, url: buffer.headURL ?? url)))
         sending?.cancel()
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The transports Convey makes itself for a server that was not given one
 /// (`ServerConfiguration.builtInTransport`). See Docs/transports.md.
-public enum BuiltInTransport: String, Sendable, Hashable, CaseIterable {
+@_spi(Transport) public enum BuiltInTransport: String, Sendable, Hashable, CaseIterable {
     /// URLSession, through `URLSessionTransport`.
     case urlSession
     /// libcurl driven directly, through `CurlTransport`: Linux only; elsewhere this means URLSession.

@@ -10,37 +10,24 @@ import Foundation
 /// `URLSessionTransport` given anything else fails every request with `secureConnectionFailed`
 /// rather than connect with less protection than asked for.
 public struct TLSConfiguration: Sendable, Hashable {
-    /// Which certificate authorities a server's certificate may chain to.
-    public enum TrustRoots: Sendable, Hashable {
-        /// The system's store (Debian: /etc/ssl/certs).
-        case system
-        /// The system's store and the certificate authorities in a PEM file, for servers with a
-        /// private CA that should still reach public ones.
-        case systemAnd(certificatesFile: URL)
-        /// Only the certificate authorities in a PEM file: the system's store is not consulted.
-        case only(certificatesFile: URL)
-    }
-
-    /// The TLS versions a transport can be told to require at least.
-    public enum Version: String, Sendable, Hashable, Comparable, CaseIterable {
-        /// TLS 1.2 (RFC 5246).
-        case v1_2 = "TLSv1.2"
-        /// TLS 1.3 (RFC 8446).
-        case v1_3 = "TLSv1.3"
-
-        /// Orders versions from oldest to newest.
-        public static func < (lhs: Self, rhs: Self) -> Bool {
-            allCases.firstIndex(of: lhs) ?? 0 < allCases.firstIndex(of: rhs) ?? 0
-        }
-    }
-
-    /// The certificate authorities trusted. Default: `.system`.
-    public var trustRoots: TrustRoots
+    /// A PEM file of certificate authorities a server's certificate may chain to: trusted besides
+    /// the system's store, or instead of it when `trustsSystemCertificateAuthorities` is `false`
+    /// (for servers with a private CA that should, or should not, still reach public ones). The
+    /// file is read once, when the transport is made. Default: `nil`.
+    public var certificateAuthoritiesFile: URL?
+    /// Whether the system's store of certificate authorities (Debian: /etc/ssl/certs) is trusted.
+    /// `false` trusts only `certificateAuthoritiesFile`; without one, nothing is trusted and
+    /// every request fails. Default: `true`.
+    public var trustsSystemCertificateAuthorities: Bool
     /// Public keys the server's certificate must have one of, checked on every new connection
-    /// after the chain is trusted; several allow a key to be rotated. Default: empty, no pinning.
-    public var pinnedPublicKeys: [PublicKeyPin]
-    /// The lowest TLS version accepted. Default: TLS 1.2.
-    public var minimumVersion: Version
+    /// after the chain is trusted; several allow a key to be rotated. Each is the SHA-256 digest
+    /// of the server's SubjectPublicKeyInfo, as curl's `--pinnedpubkey` and HPKP write it:
+    /// `sha256//` followed by the digest in base64. Get it from a certificate with
+    /// `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
+    /// A text that is not such a pin makes every request fail, naming it. Default: empty, no pinning.
+    public var pinnedPublicKeys: [String]
+    /// Whether TLS 1.3 is required; otherwise TLS 1.2 or later is accepted. Default: `false`.
+    public var requiresTLS13: Bool
     /// The certificate presented to servers that ask for one. Default: `nil`, none.
     public var clientCertificate: ClientCertificate?
     /// Accepts any certificate for any host: expired, self-signed, or issued to another name.
@@ -49,11 +36,13 @@ public struct TLSConfiguration: Sendable, Hashable {
     public var disablesCertificateVerificationInsecurely: Bool
 
     /// Creates a configuration; every parameter has the documented default.
-    public init(trustRoots: TrustRoots = .system, pinnedPublicKeys: [PublicKeyPin] = [], minimumVersion: Version = .v1_2,
+    public init(certificateAuthoritiesFile: URL? = nil, trustsSystemCertificateAuthorities: Bool = true,
+                pinnedPublicKeys: [String] = [], requiresTLS13: Bool = false,
                 clientCertificate: ClientCertificate? = nil, disablesCertificateVerificationInsecurely: Bool = false) {
-        self.trustRoots = trustRoots
+        self.certificateAuthoritiesFile = certificateAuthoritiesFile
+        self.trustsSystemCertificateAuthorities = trustsSystemCertificateAuthorities
         self.pinnedPublicKeys = pinnedPublicKeys
-        self.minimumVersion = minimumVersion
+        self.requiresTLS13 = requiresTLS13
         self.clientCertificate = clientCertificate
         self.disablesCertificateVerificationInsecurely = disablesCertificateVerificationInsecurely
     }
@@ -61,52 +50,98 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// Whether this is the default: the system's store, no pins, TLS 1.2 or later, no client certificate.
     public var isDefault: Bool { self == TLSConfiguration() }
 
+    /// Which certificate authorities a server's certificate may chain to.
+    enum TrustRoots: Sendable, Hashable {
+        /// The system's store.
+        case system
+        /// The system's store and the certificate authorities in a PEM file.
+        case systemAnd(certificatesFile: URL)
+        /// Only the certificate authorities in a PEM file.
+        case only(certificatesFile: URL)
+        /// None: the system's store is not trusted and no file was given.
+        case nothing
+    }
+
+    /// The certificate authorities trusted, from `certificateAuthoritiesFile` and
+    /// `trustsSystemCertificateAuthorities`.
+    var trustRoots: TrustRoots {
+        switch (certificateAuthoritiesFile, trustsSystemCertificateAuthorities) {
+        case (nil, true): .system
+        case (let file?, true): .systemAnd(certificatesFile: file)
+        case (let file?, false): .only(certificatesFile: file)
+        case (nil, false): .nothing
+        }
+    }
+
+    /// A configuration trusting `trustRoots`, the rest default.
+    init(trustRoots: TrustRoots) {
+        switch trustRoots {
+        case .system: self.init()
+        case .systemAnd(let file): self.init(certificateAuthoritiesFile: file)
+        case .only(let file): self.init(certificateAuthoritiesFile: file, trustsSystemCertificateAuthorities: false)
+        case .nothing: self.init(trustsSystemCertificateAuthorities: false)
+        }
+    }
+
+    /// The pins, parsed; a text that is not one is left out (`unusableReason` names it).
+    var pins: [PublicKeyPin] { pinnedPublicKeys.compactMap(PublicKeyPin.init) }
+
+    /// Why no connection can be made with this configuration, whatever the transport, or `nil`.
+    var unusableReason: String? {
+        if case .nothing = trustRoots {
+            return "no certificate authority is trusted: trustsSystemCertificateAuthorities is false and there is no certificateAuthoritiesFile"
+        }
+        if let invalid = pinnedPublicKeys.first(where: { PublicKeyPin($0) == nil }) {
+            return "the pinned public key \(invalid.debugDescription) is not sha256// followed by a base64 SHA-256 digest"
+        }
+        return nil
+    }
+
     /// What a transport that can only do the default (URLSession on Linux) cannot honour, empty
     /// for the default: named so that the failure says what to change.
     var featuresBeyondDefault: [String] {
         var features: [String] = []
         if trustRoots != .system { features.append("custom trust roots") }
         if !pinnedPublicKeys.isEmpty { features.append("public-key pinning") }
-        if minimumVersion != .v1_2 { features.append("a minimum TLS version") }
+        if requiresTLS13 { features.append("a minimum TLS version") }
         if clientCertificate != nil { features.append("a client certificate") }
         if disablesCertificateVerificationInsecurely { features.append("turning certificate verification off") }
         return features
     }
 }
 
-/// The SHA-256 digest of a server's SubjectPublicKeyInfo, as curl's `--pinnedpubkey` and HPKP
-/// write it: `sha256//` followed by the digest in base64.
-///
-/// Get it from a certificate with
-/// `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
-public struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible {
+/// The SHA-256 digest of a server's SubjectPublicKeyInfo, read from the text `pinnedPublicKeys`
+/// holds: `sha256//` followed by the digest in base64.
+struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible {
     /// The 32 bytes of the digest.
-    public let sha256: Data
+    let sha256: Data
 
     /// A pin from its 32-byte digest; `nil` for any other length.
-    public init?(sha256: Data) {
+    init?(sha256: Data) {
         guard sha256.count == 32 else { return nil }
         self.sha256 = sha256
     }
 
     /// A pin from its text, `sha256//<base64>`; `nil` when the text is not one.
-    public init?(_ text: String) {
+    init?(_ text: String) {
         let prefix = "sha256//"
         guard text.hasPrefix(prefix), let digest = Data(base64Encoded: String(text.dropFirst(prefix.count))) else { return nil }
         self.init(sha256: digest)
     }
 
     /// `sha256//<base64>`.
-    public var description: String { "sha256//" + sha256.base64EncodedString() }
+    var description: String { "sha256//" + sha256.base64EncodedString() }
 }
 
-/// A certificate and private key a transport presents to servers that ask for one.
+/// A certificate and private key a transport presents to servers that ask for one: a PEM
+/// certificate and key (`init(certificateFile:keyFile:passphrase:)`) or a PKCS#12 bundle
+/// (`init(pkcs12File:passphrase:)`).
 ///
 /// The passphrase never appears in any text Convey produces: `description` and the mirror
 /// (`dump`, debuggers) leave it out.
 public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
-    /// How the certificate is stored.
-    public enum Format: String, Sendable, Hashable {
+    /// How the certificate is stored: set by the initializer used.
+    enum Format: String, Sendable, Hashable {
         /// PEM text: the certificate in one file, its key in the same file or in `keyFile`.
         case pem
         /// A PKCS#12 (`.p12`, `.pfx`) bundle holding both, usually protected by the passphrase.
@@ -120,7 +155,7 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     /// The passphrase of an encrypted key or bundle; `nil` for an unencrypted one.
     public var passphrase: String?
     /// How `certificateFile` is stored.
-    public var format: Format
+    let format: Format
 
     /// A PEM certificate and key.
     public init(certificateFile: URL, keyFile: URL? = nil, passphrase: String? = nil) {

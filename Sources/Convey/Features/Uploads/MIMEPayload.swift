@@ -24,7 +24,7 @@ public struct MIMEPayload: Sendable {
 /// One part of a multipart body: a form field, bytes in memory, or a file streamed from disk.
 public struct MIMEPart: Sendable {
     /// Where a part's bytes come from.
-    public enum Content: Sendable {
+    enum Content: Sendable {
         /// Bytes in memory.
         case data(Data)
         /// A regular file, read in chunks when the body is written and never held whole in memory.
@@ -34,8 +34,8 @@ public struct MIMEPart: Sendable {
     /// The form field name. Sent as UTF-8, with `"`, CR and LF written as `%22`, `%0D`, `%0A`
     /// (the HTML standard's rule), so any name is safe.
     public var name: String
-    /// The part's bytes.
-    public var content: Content
+    /// The part's bytes: set by the initializer used.
+    var content: Content
     /// The file name sent with the part, escaped like `name`; `nil` sends none (a plain field).
     public var filename: String?
     /// The part's `Content-Type`. Must be non-empty ASCII without control characters.

@@ -98,17 +98,21 @@ extension GzipSink where Destination == MemorySink {
     }
 }
 
-/// Whether request bodies are gzipped before they are sent (`Content-Encoding: gzip`).
+/// Whether request bodies are gzipped before they are sent (`Content-Encoding: gzip`): what
+/// `ServerConfiguration.uploadGzipMinimumSize` and `UploadingTask.uploadGzipMinimumSize` say.
 ///
 /// Only for servers that accept compressed requests (many do not), so the default is `.none`.
-/// Set it for every task with `ServerConfiguration.uploadCompression`, or per task with
-/// `UploadingTask.uploadCompression`.
-public enum UploadCompression: Sendable, Hashable {
+enum UploadCompression: Sendable, Hashable {
     /// Bodies are sent as they are.
     case none
     /// Bodies of at least `minimumSize` bytes (before compression) are gzipped through the system
     /// zlib; smaller ones are sent as they are, where gzip's overhead outweighs the saving.
     case gzip(minimumSize: Int)
+
+    /// `.gzip` from `minimumSize` on, `.none` without one.
+    init(gzipMinimumSize minimumSize: Int?) {
+        self = minimumSize.map { .gzip(minimumSize: $0) } ?? .none
+    }
 
     /// Whether a body of `size` bytes is compressed.
     func applies(toSize size: Int64) -> Bool {

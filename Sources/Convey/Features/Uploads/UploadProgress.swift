@@ -1,27 +1,27 @@
 import Foundation
 
-/// How much of a request body has gone out.
-public struct UploadProgress: Sendable, Hashable {
+/// How much of a request body has gone out: what the relay compares and hands on.
+struct UploadProgress: Sendable, Hashable {
     /// Body bytes sent so far (after compression, when the body is gzipped).
-    public var bytesSent: Int64
+    var bytesSent: Int64
     /// The body's size on the wire, when known.
-    public var totalBytes: Int64?
+    var totalBytes: Int64?
 
     /// Creates a progress report.
-    public init(bytesSent: Int64, totalBytes: Int64?) {
+    init(bytesSent: Int64, totalBytes: Int64?) {
         self.bytesSent = bytesSent
         self.totalBytes = totalBytes
     }
 
     /// `bytesSent / totalBytes`, from 0 to 1; `nil` while the size is unknown.
-    public var fractionCompleted: Double? {
+    var fractionCompleted: Double? {
         guard let totalBytes, totalBytes > 0 else { return nil }
         return min(1, Double(bytesSent) / Double(totalBytes))
     }
 }
 
-/// Receives upload progress as the body goes out, from any thread.
-public typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
+/// Receives upload progress as the body goes out (the type of `UploadingTask.uploadProgressHandler`).
+typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
 
 /// Passes a transport's progress on to a task's `uploadProgressHandler`: the upload side only,
 /// only when it changed, and never on the transport's thread. The transport reports from its own
@@ -44,7 +44,7 @@ final class UploadProgressRelay: @unchecked Sendable {
     @ConveyActor
     static func relay<Task: DownloadingTask>(for task: Task) -> UploadProgressRelay? {
         guard let handler = (task as? any UploadingTask)?.uploadProgressHandler else { return nil }
-        return UploadProgressRelay(handler: handler)
+        return UploadProgressRelay { @Sendable progress in handler(progress.bytesSent, progress.totalBytes) }
     }
 
     /// The callback a transport calls, from any thread.

@@ -10,10 +10,14 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
     var uploadPayload: UploadPayload? { get }
     /// The encoder for JSON payloads. Default: the server's `defaultEncoder`.
     var encoder: JSONEncoder { get }
-    /// Whether the body is gzipped. Default: the server's `uploadCompression` (`.none` unless set).
-    var uploadCompression: UploadCompression { get }
-    /// Called as the body goes out, from any thread. Default: `nil`.
-    var uploadProgressHandler: UploadProgressHandler? { get }
+    /// The size from which the body is gzipped, in bytes before compression; `nil` sends it as it
+    /// is. Default: the server's `uploadGzipMinimumSize` (`nil` unless set).
+    var uploadGzipMinimumSize: Int? { get }
+    /// Called as the body goes out, with the body bytes sent so far (after compression, when the
+    /// body is gzipped) and the body's size on the wire when known. Called from a queue of its own,
+    /// one report at a time, in order; a handler slower than the transfer sees the latest report
+    /// rather than every step. Default: `nil`.
+    var uploadProgressHandler: (@Sendable (_ bytesSent: Int64, _ totalBytes: Int64?) -> Void)? { get }
     /// Where bodies too large for memory (and multipart bodies with file parts) are staged while
     /// they are sent; each staged file is removed after its attempt. Default: the temporary directory.
     var stagingDirectory: URL { get }
@@ -21,8 +25,11 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
 
 extension UploadingTask {
     public var encoder: JSONEncoder { server.configuration.defaultEncoder }
-    public var uploadCompression: UploadCompression { server.configuration.uploadCompression }
-    public var uploadProgressHandler: UploadProgressHandler? { nil }
+    public var uploadGzipMinimumSize: Int? { server.configuration.uploadGzipMinimumSize }
+
+    /// Whether, and from which size, the body is gzipped.
+    var uploadCompression: UploadCompression { UploadCompression(gzipMinimumSize: uploadGzipMinimumSize) }
+    public var uploadProgressHandler: (@Sendable (_ bytesSent: Int64, _ totalBytes: Int64?) -> Void)? { nil }
     public var stagingDirectory: URL { FileManager.default.temporaryDirectory }
 
     /// A body of bytes in memory, gzipped off the actor when `uploadCompression` applies to its size.

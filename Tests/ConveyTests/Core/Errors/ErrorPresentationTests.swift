@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 @Suite("Error presentation")
 struct ErrorPresentationTests {
@@ -27,15 +27,16 @@ struct ErrorPresentationTests {
     }
 
     @Test func decodingDetailNamesTypePathAndBody() {
-        let failure = DecodingFailure(typeName: "User", codingPath: "items[2].id", reason: "expected Int", bodyPrefix: "{...}", url: nil)
-        let error = ConveyError.decodingFailed(failure)
+        let error = ConveyError.decodingFailed(typeName: "User", codingPath: "items[2].id", reason: "expected Int", bodyPrefix: "{...}", url: nil)
         #expect(error.logDetail == "Could not decode User at items[2].id from ?: expected Int. Body starts: {...}")
         #expect(error.displayMessage == "The server's answer couldn't be read.")
     }
 
     @Test func timeoutDetailNamesTheLimit() {
-        let error = ConveyError.timedOut(TimeoutFailure(kind: .total, limit: .milliseconds(1500), url: URL(string: "http://h/x")))
-        #expect(error.logDetail == "Timed out (total limit 1.50 s) for http://h/x")
+        let total = ConveyError.totalTimedOut(limit: .milliseconds(1500), url: URL(string: "http://h/x"))
+        #expect(total.logDetail == "Timed out (total limit 1.50 s) for http://h/x")
+        let attempt = ConveyError.attemptTimedOut(limit: .milliseconds(300), url: URL(string: "http://h/x"))
+        #expect(attempt.logDetail == "Timed out (attempt limit 300.0 ms) for http://h/x")
     }
 
     @Test func foreignErrorsGetAGenericMessage() {

@@ -3,12 +3,12 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Transport failures by kind: each its own sentence, and `RetryPolicy` deciding by kind.
 struct TransportFailureKindTests {
     @Test func urlErrorCodesMapToKinds() {
-        let cases: [(URLError.Code, TransportFailure.Kind)] = [
+        let cases: [(URLError.Code, TransportFailure)] = [
             (.cannotConnectToHost, .cannotConnect), (.cannotFindHost, .cannotConnect), (.notConnectedToInternet, .cannotConnect),
             (.serverCertificateUntrusted, .secureConnectionFailed), (.secureConnectionFailed, .secureConnectionFailed),
             (.networkConnectionLost, .connectionLost), (.badServerResponse, .malformedResponse),
@@ -16,31 +16,31 @@ struct TransportFailureKindTests {
             (.httpTooManyRedirects, .redirectRefused), (.unsupportedURL, .unsupportedURL), (.unknown, .other),
         ]
         for (code, kind) in cases {
-            #expect(TransportFailure.Kind(urlErrorCode: code.rawValue) == kind, "\(code)")
+            #expect(TransportFailure(urlErrorCode: code.rawValue) == kind, "\(code)")
         }
     }
 
     @Test func everyKindHasItsOwnSentence() {
-        let sentences = Set(TransportFailure.Kind.allCases.map(\.userMessage))
-        #expect(sentences.count == TransportFailure.Kind.allCases.count)
+        let sentences = Set(TransportFailure.allCases.map(\.userMessage))
+        #expect(sentences.count == TransportFailure.allCases.count)
     }
 
     @Test func theLogDetailNamesTheKindTheURLAndTheCode() throws {
         let url = try #require(URL(string: "https://api.example/x"))
-        let error = ConveyError.transport(TransportFailure(code: URLError.badServerResponse.rawValue, reason: "Weird server reply", url: url))
+        let error = ConveyError.transport(urlErrorCode: URLError.badServerResponse.rawValue, reason: "Weird server reply", url: url)
         #expect(error.logDetail == "Malformed response for https://api.example/x: Weird server reply (code -1011)")
         #expect(error.userMessage == "The server sent an answer that couldn't be understood.")
     }
 
     @Test func retriesFollowTheKind() {
         let policy = RetryPolicy.standard
-        func failure(_ kind: TransportFailure.Kind) -> ConveyError {
-            .transport(TransportFailure(kind: kind, code: 0, reason: "", url: nil))
+        func failure(_ kind: TransportFailure) -> ConveyError {
+            .transport(kind, url: nil, code: 0, reason: "")
         }
         #expect(policy.isTransient(failure(.cannotConnect)))
         #expect(policy.isTransient(failure(.connectionLost)))
         #expect(policy.isTransient(failure(.notResent)))
-        for kind in [TransportFailure.Kind.secureConnectionFailed, .malformedResponse, .tooLarge, .redirectRefused, .unsupportedURL, .other] {
+        for kind in [TransportFailure.secureConnectionFailed, .malformedResponse, .tooLarge, .redirectRefused, .unsupportedURL, .other] {
             #expect(!policy.isTransient(failure(kind)), "\(kind)")
         }
         #expect(policy.retryInterval(afterError: failure(.notResent), count: 1, method: .post) == nil)

@@ -1,5 +1,5 @@
 import Foundation
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A run clock that moves only when a test says so: sleepers wake when `advance(by:)` passes
 /// their instant, so deadline tests never wait on real time.

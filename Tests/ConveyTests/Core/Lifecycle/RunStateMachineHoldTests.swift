@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// What an attempt holds (`holding`: a claimed partial file while the request is built, a stream's
 /// transfer once the head arrived) belongs to that attempt alone: the machine hands it back when

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The run's state machine on its own: every rule about time uses instants the test picks, so
 /// nothing here sleeps or depends on how fast the machine is.
@@ -423,8 +423,8 @@ func isCancelled(_ error: (any Error)?) -> Bool {
 }
 
 /// The total timeout `error` reports, if it is one.
-func totalTimeout(_ error: (any Error)?) -> TimeoutFailure? {
-    guard case .timedOut(let failure)? = error as? ConveyError, failure.kind == .total else { return nil }
+func totalTimeout(_ error: (any Error)?) -> (limit: Duration, url: URL?, isTotal: Bool)? {
+    guard let failure = (error as? ConveyError)?.timeout, failure.isTotal == true else { return nil }
     return failure
 }
 

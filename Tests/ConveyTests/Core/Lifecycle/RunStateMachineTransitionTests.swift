@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Every event in every state: the legal ones move the machine, the others are rejected without
 /// a crash, leave the state and what it owns as they were, and fail the step with `IllegalTransition`.

@@ -1,7 +1,7 @@
 #if DEBUG
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// How often a run goes to `@ConveyActor`, counted by the runner's own probe (`ActorVisits`, debug
 /// builds): once to plan the run and build its first attempt, and after that only for hooks the
@@ -128,7 +128,7 @@ struct ActorVisitTests {
 
     @Test func aServerWithItsOwnDidFinishCostsOneVisitAfterTheResponse() async throws {
         let remote = try #require(Remote(name: "stub", string: "https://stub.example"))
-        let server = FinishingServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = FinishingServer(remote: remote, configuration: ServerConfiguration(echoSink: { _ in }))
         server.transport = StubTransport.answering(body: "finished")
         _ = try await PlainOnASubclass(server: server).download()
         ActorVisits.watch(PlainOnASubclass.self)

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// App code on `@ConveyActor` that blocks never stalls the transfers of other tasks: the actor is
 /// not the thread that moves sockets. Only outcomes are asserted.
@@ -33,7 +33,7 @@ struct BlockingHookTests {
 
     @Test(.timeLimit(.minutes(1)))
     func transfersInFlightKeepMovingWhileAHookBlocksTheActor() async throws {
-        let server = ConveyServer(remote: try TestServers.events(), configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: try TestServers.events(), configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         let tag = "drip-\(UUID())"
         let drips = (0..<4).map { _ in Task { try await Drip(server: server, tag: tag).download() } }
         try await waitForSessions(count: 4) { $0.tag == tag }
@@ -65,7 +65,7 @@ struct AppCodeThreadTests {
         let sightings: Sightings
         init(remote: Remote, sightings: Sightings) {
             self.sightings = sightings
-            super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+            super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
             transport = CurlTransport()
         }
         override func headers(for task: any DownloadingTask) async throws -> Headers {

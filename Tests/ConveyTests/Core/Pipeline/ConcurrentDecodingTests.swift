@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Two decoders that must meet: each waits (up to a guard time) until the other has started.
 /// Decoding on `@ConveyActor`, one at a time, they never meet.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Header names must be tokens and values free of CR, LF and NUL, wherever they come from.
 struct FieldValidationTests {
@@ -23,10 +23,11 @@ struct FieldValidationTests {
         let error = #expect(throws: ConveyError.self) {
             try FieldValidation.check(["X-Note": "a\nb"] as Headers, source: .defaultHeaders)
         }
-        guard case .invalidHeaderField(let thrown) = error else { Issue.record("expected invalidHeaderField"); return }
-        #expect(thrown == HeaderFieldFailure(source: .defaultHeaders, name: "X-Note",
-                                             reason: "its value holds a line feed (LF), which would end the header line (RFC 9110 §5.5)"))
-        let failure = HeaderFieldFailure(source: .taskHeaders, name: "X\r\nY", reason: "r")
+        guard let thrown = error?.headerFieldFailure else { Issue.record("expected invalidHeaderField"); return }
+        #expect(thrown.name == "X-Note")
+        #expect(thrown.source == "the server configuration's defaultHeaders")
+        #expect(thrown.reason == "its value holds a line feed (LF), which would end the header line (RFC 9110 §5.5)")
+        let failure = ConveyError.invalidHeaderField(name: "X\r\nY", source: HeaderFieldSource.taskHeaders.phrase, reason: "r")
         #expect(failure.description == #"Header field "X\r\nY" from the task's headers was not sent: r"#)
     }
 

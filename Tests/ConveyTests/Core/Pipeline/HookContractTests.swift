@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The hook contract of Docs/defining-tasks.md ("Hook contract"), checked for every delivery and
 /// outcome: which task and server hooks ran, in order, exactly once.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The runner skips a hook only once its default was seen running for that very task type
 /// (`KnownHooks`, learnt through `HookProbe`): every hook a task or server overrides is called on
@@ -61,7 +61,7 @@ struct HookCoverageTests {
         init(remote: Remote, log: EventLog, callsSuper: Bool) {
             self.log = log
             self.callsSuper = callsSuper
-            super.init(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+            super.init(remote: remote, configuration: ServerConfiguration(echoSink: { _ in }))
         }
 
         override func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A request type of an app's own for `willSendRequest`, standing in for Foundation's `URLRequest`
 /// (whose conformance is deprecated, so using it here would warn): the runner hands the hook this

@@ -1,7 +1,7 @@
 #if canImport(CConveyCurlShim)
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// App progress handlers never run on the thread that moves sockets: an upload's
 /// `uploadProgressHandler`, `download(to:progress:)` and `FileDownloadingTask.downloadProgressHandler`
@@ -41,7 +41,7 @@ struct ProgressThreadTests {
     private let transport = CurlTransport(configuration: .init(eventLoops: 2))
 
     private func nginxServer() throws -> ConveyServer {
-        let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: { _ in }))
         server.transport = transport
         return server
     }
@@ -49,7 +49,7 @@ struct ProgressThreadTests {
     private struct Upload: DataUploadingTask {
         let server: ConveyServer
         let uploadPayload: Data?
-        let uploadProgressHandler: UploadProgressHandler?
+        let uploadProgressHandler: (@Sendable (_ bytesSent: Int64, _ totalBytes: Int64?) -> Void)?
         var path: String { "upload-sink" }
         var method: HTTPMethod { .post }
     }
@@ -62,7 +62,7 @@ struct ProgressThreadTests {
     private struct LargeFileToDisk: FileDownloadingTask {
         let server: ConveyServer
         let destination: URL
-        let downloadProgressHandler: DownloadProgressHandler?
+        let downloadProgressHandler: (@Sendable (_ bytesWritten: Int64, _ totalBytes: Int64?) -> Void)?
         var path: String { "16m.bin" }
     }
 
@@ -82,7 +82,7 @@ struct ProgressThreadTests {
         let size = 8 << 20
         let payload = Data(repeating: 0x5a, count: size)
         let response = try await Upload(server: try nginxServer(), uploadPayload: payload,
-                                        uploadProgressHandler: { calls.note($0.bytesSent) }).download()
+                                        uploadProgressHandler: { sent, _ in calls.note(sent) }).download()
         #expect(response.statusCode == 204)
         #expect(calls.count > 1, "a body of \(size) bytes goes out in several reports")
         #expect(calls.callsOnTheLoop == 0)
@@ -94,7 +94,7 @@ struct ProgressThreadTests {
         try await withTemporaryFolder { folder in
             let calls = Calls(transport)
             let destination = folder.appending(path: "16m.bin")
-            let response = try await LargeFile(server: try nginxServer()).download(to: destination, progress: { calls.note($0.bytesWritten) })
+            let response = try await LargeFile(server: try nginxServer()).download(to: destination, progress: { written, _ in calls.note(written) })
             #expect(response.payload == destination)
             #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64 == Self.largeFileSize)
             #expect(calls.count > 1)
@@ -108,7 +108,7 @@ struct ProgressThreadTests {
         try await withTemporaryFolder { folder in
             let calls = Calls(transport)
             let destination = folder.appending(path: "16m.bin")
-            let task = LargeFileToDisk(server: try nginxServer(), destination: destination, downloadProgressHandler: { calls.note($0.bytesWritten) })
+            let task = LargeFileToDisk(server: try nginxServer(), destination: destination, downloadProgressHandler: { written, _ in calls.note(written) })
             let response = try await task.download()
             #expect(response.payload == destination)
             #expect(try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int64 == Self.largeFileSize)

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The pipeline follows redirects itself, for every delivery, over a transport that never does
 /// (a stub answers each hop as it comes, as both real transports now do).
@@ -66,7 +66,7 @@ struct RedirectStageTests {
     @Test func eachFollowedHopIsEchoedAndTheResponseIsTheLastHops() async throws {
         let origin = origin()
         let echo = EchoCapture()
-        let server = try stubServer(origin.transport) { $0.echoSink = echo }
+        let server = try stubServer(origin.transport) { $0.echoSink = echo.sink }
         let response = try await Hop(server: server, path: "old").download()
         #expect(response.stringResult == "final")
         #expect(response.request.url.path == "/new")
@@ -113,7 +113,7 @@ struct RedirectStageTests {
         let origin = origin()
         let server = try stubServer(origin.transport) { $0.maximumRedirects = 3 }
         let error = await #expect(throws: ConveyError.self) { try await Hop(server: server, path: "loop").download() }
-        guard case .transport(let failure)? = error else {
+        guard let failure = error?.transportFailure else {
             Issue.record("not a transport failure: \(String(describing: error))")
             return
         }
@@ -129,7 +129,7 @@ struct RedirectStageTests {
         let memory = await #expect(throws: ConveyError.self) { try await Hop(server: server, path: "ftp").download() }
         let stream = await #expect(throws: ConveyError.self) { try await Hop(server: server, path: "ftp").stream() }
         for error in [memory, stream] {
-            guard case .transport(let failure)? = error else {
+            guard let failure = error?.transportFailure else {
                 Issue.record("not a transport failure: \(String(describing: error))")
                 continue
             }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Convey's one redirect policy (URLSession's rules), which the pipeline applies on every transport.
 struct RedirectTests {
@@ -82,7 +82,7 @@ struct RedirectTests {
     @Test func aTargetThatIsNotHTTPIsRefused() throws {
         for location in ["ftp://files.example/x", "file:///etc/passwd", "gopher://g.example/"] {
             let error = #expect(throws: ConveyError.self) { try next(302, location, request("GET")) }
-            guard case .transport(let failure)? = error else {
+            guard let failure = error?.transportFailure else {
                 Issue.record("\(location): \(String(describing: error))")
                 continue
             }

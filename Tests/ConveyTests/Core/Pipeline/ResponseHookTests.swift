@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// `didReceiveResponse` gets the head as received on every run: fields in order with repeats,
 /// read as an `HTTPURLResponse` would be, and Foundation's form only when the hook asks for it.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// One case of the stage chain: a delivery, with or without a `DataCache` on the server, through a
 /// redirect (302 → final) or straight to the final response.
@@ -83,7 +83,7 @@ final class ChainServer: ConveyServer {
 
     init(remote: Remote, log: EventLog, cache: DataCache?, echo: EchoCapture, recorder: TaskRecorder, transport: (any ConveyTransport)? = nil) {
         self.log = log
-        var configuration = ServerConfiguration(echoSink: echo)
+        var configuration = ServerConfiguration(echoSink: echo.sink)
         configuration.cache = cache
         configuration.recorder = recorder
         super.init(remote: remote, configuration: configuration)
@@ -219,7 +219,7 @@ struct StageChainTests {
         let task = ChainTask(server: server, path: "direct", log: EventLog())
         let plan = switch delivery {
         case .memory: plan(task, MemoryDelivery(task: task))
-        case .file: plan(task, FileDelivery(destination: URL(filePath: "/nonexistent/file"), resumes: false, permissions: .ownerOnly, progress: nil))
+        case .file: plan(task, FileDelivery(destination: URL(filePath: "/nonexistent/file"), resumes: false, permissions: 0o600, progress: nil))
         case .stream, .events: plan(task, StreamDelivery(totalTimeout: nil, bufferSize: 1024))
         }
         let isCached = switch ExchangeChain(plan: plan) {

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The chain of stages on the wire, over the servers' built-in transport (curl, or URLSession with
 /// `CONVEY_TRANSPORT=urlSession`): httpbin's `/cache/60` (fresh for a minute) and the event
@@ -75,8 +75,8 @@ struct StageChainWireTests {
             if chainCase.delivery.streams, refusesStreams(server.transport) {
                 // URLSession on Linux cannot stream: the run fails at its first hop, as a failure.
                 let error = await #expect(throws: ConveyError.self) { try await ChainDelivery.run(chainCase.delivery, task, folder: folder) }
-                guard case .transport(let failure)? = error else { Issue.record("not a refused stream: \(String(describing: error))"); return }
-                #expect(URLSessionTransport.isRefusedStream(failure))
+                guard case .transport(let failure, _, let code, _)? = error else { Issue.record("not a refused stream: \(String(describing: error))"); return }
+                #expect(URLSessionTransport.isRefusedStream(failure, code: code))
                 let events = log.events
                 #expect(events.count == 3)
                 #expect(events.first == "willSendRequest \(route.firstPath)")

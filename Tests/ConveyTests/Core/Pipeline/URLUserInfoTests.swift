@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Fetch: DownloadingTask {
     typealias DownloadPayload = Data
@@ -27,7 +27,7 @@ struct URLUserInfoTests {
         let seen = RequestLog()
         let remote = try #require(Remote(name: "u", string: "https://alice:s3%20cret@stub.example"))
         let server = ConveyServer(remote: remote,
-                                  configuration: ServerConfiguration(echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = StubTransport.answering(seen: seen)
 
         _ = try await Fetch(server: server, path: "x").download()
@@ -49,7 +49,7 @@ struct URLUserInfoWireTests {
         components.user = "alice"
         components.password = "s3cret"
         let server = ConveyServer(remote: Remote(name: "u", url: try #require(components.url)),
-                                  configuration: ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: EchoCapture().sink))
 
         let response = try await Fetch(server: server, path: "basic-auth/alice/s3cret").download()
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Fetch: ServerTask {
     let server: ConveyServer
@@ -45,7 +45,7 @@ struct WireTests {
 
     @Test func gzippedStaticFilesDecodeIntoTypes() async throws {
         let server = ConveyServer(remote: Remote(name: "nginx", url: try TestServers.nginx().url, pathPrefix: "gz"),
-                                  configuration: ServerConfiguration(echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         let response = try await FetchItems(server: server).download()
         #expect(response.header("Content-Encoding") == "gzip")
         #expect(response.payload.count == 400)
@@ -54,7 +54,7 @@ struct WireTests {
 
     @Test func identityEncodingIsHonouredByTheServer() async throws {
         let server = ConveyServer(remote: Remote(name: "nginx", url: try TestServers.nginx().url, pathPrefix: "gz"),
-                                  configuration: ServerConfiguration(enableGZipDownloads: false, echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(enableGZipDownloads: false, echoSink: EchoCapture().sink))
         let response = try await FetchItems(server: server).download()
         #expect(response.header("Content-Encoding") == nil)
         #expect(response.payload.count == 400)
@@ -98,7 +98,7 @@ struct WireTests {
         let closed = try #require(Remote(name: "closed", string: "http://127.0.0.1:9"))
         server.remote = closed
         let error = await #expect(throws: ConveyError.self) { try await Fetch(server: server, path: "x").download() }
-        guard case .transport(let failure) = error else { Issue.record("expected a transport error, got \(String(describing: error))"); return }
+        guard let failure = error?.transportFailure else { Issue.record("expected a transport error, got \(String(describing: error))"); return }
         #expect(failure.url?.absoluteString == "http://127.0.0.1:9/x")
         #expect(failure.kind == .cannotConnect)
         #expect(error?.displayMessage == "Couldn't connect to the server. Check your connection and try again.")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 // The README's example types, verbatim, run against a stub that answers like the real API.
 
@@ -22,7 +22,7 @@ private enum ReadmeServer {
     static let seen = RequestLog()
     static let server: ConveyServer = {
         let server = ConveyServer(remote: Remote(name: "github", url: URL(fileURLWithPath: "/")),
-                                  configuration: ServerConfiguration(echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.remote = Remote(name: "github", string: "https://api.github.com")
         server.transport = StubTransport.answering(body: #"[{"id": 1, "name": "swift"}, {"id": 2, "name": "swift-testing"}]"#, seen: seen)
         return server

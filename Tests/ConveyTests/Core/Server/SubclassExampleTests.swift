@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 // The app server of README.md and Docs/getting-started.md, exactly as documented (the test below
 // checks that both documents still show this code).

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A server adding its own headers, some clashing with the defaults.
 final class HeaderServer: ConveyServer {
@@ -121,7 +121,7 @@ struct HeadersTests {
         let remote = try #require(Remote(name: "s", string: "https://stub.example"))
         let server = HeaderServer(remote: remote,
                                   configuration: ServerConfiguration(defaultHeaders: ["X-Client": "default", "X-Default-Only": "d", "accept": "*/*"],
-                                                                     echoSink: EchoCapture()))
+                                                                     echoSink: EchoCapture().sink))
         server.transport = StubTransport.answering(seen: seen)
         try await HeaderTask(server: server).send()
         let request = try #require(seen.last?.request)
@@ -136,7 +136,7 @@ struct HeadersTests {
 
     @Test(.wire) @ConveyActor func precedenceHoldsOnTheWire() async throws {
         let server = HeaderServer(remote: try TestServers.httpbin(),
-                                  configuration: ServerConfiguration(defaultHeaders: ["X-Client": "default"], echoSink: EchoCapture()))
+                                  configuration: ServerConfiguration(defaultHeaders: ["X-Client": "default"], echoSink: EchoCapture().sink))
         let echo = try JSONDecoder().decode(HTTPBinEcho.self, from: try await HeaderTask(server: server).download().data)
         #expect(echo.headers["X-Client"] == "task")
         #expect(echo.headers["Accept"] == "application/json")

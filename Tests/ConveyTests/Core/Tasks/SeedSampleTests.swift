@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 // The samples from the seed document's "Common Task Patterns", exactly as written, run against
 // the local httpbin. The default server's remote puts every path under httpbin's `/anything`,
@@ -70,7 +70,7 @@ enum SampleServer {
     static func install() throws {
         if let server, ConveyServer.default === server { return }
         server = ConveyServer(remote: try TestServers.httpbin(pathPrefix: "anything"),
-                              configuration: ServerConfiguration(echoSink: EchoCapture()), asDefault: true)
+                              configuration: ServerConfiguration(echoSink: EchoCapture().sink), asDefault: true)
     }
 }
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct StatusTask: ServerTask {
     let server: ConveyServer
@@ -14,13 +14,6 @@ private struct DefaultRuleTask: ServerTask {
     let server: ConveyServer
     var path: String { "status/404" }
 }
-
-/// The deprecated names, reached without a deprecation warning.
-private protocol OldServerErrorNames {
-    static var internalServerError: HTTPError.ServerError { get }
-}
-
-extension HTTPError.ServerError: OldServerErrorNames {}
 
 @Suite("Status rules")
 @ConveyActor
@@ -83,13 +76,6 @@ struct StatusRuleTests {
         #expect(try await caught(409) == "conflict")
         #expect(try await caught(500) == "internalServer")
         #expect(try await caught(503) == "other server error 503")
-    }
-
-    @Test func theOldNameOfInternalServerStillMatches() {
-        // Through a protocol, so that using the deprecated name here is not a warning.
-        #expect((HTTPError.ServerError.self as any OldServerErrorNames.Type).internalServerError == .internalServer)
-        #expect(HTTPError.ServerError(statusCode: 500) == .internalServer)
-        #expect(HTTPError.ServerError.internalServer.statusCode == 500)
     }
 }
 

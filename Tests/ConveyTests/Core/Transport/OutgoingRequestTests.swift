@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Convey's own request: fields kept in order with repeats from the task to the wire, and
 /// Foundation's `URLRequest` only when asked for.
@@ -61,7 +61,7 @@ struct OutgoingRequestWireTests {
 
     #if canImport(CConveyCurlShim)
     @Test func curlSendsRepeatedFieldsAsSeparateLinesInOrder() async throws {
-        let server = ConveyServer(remote: try TestServers.events(), configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: try TestServers.events(), configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = CurlTransport()
         let lines = try JSONDecoder().decode([[String]].self, from: try await RepeatingFields(server: server).download().data)
         let sent = lines.filter { $0.first?.lowercased().hasPrefix("x-") == true }

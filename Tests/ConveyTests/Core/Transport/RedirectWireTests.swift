@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Redirected: ServerTask {
     let server: ConveyServer
@@ -85,7 +85,7 @@ struct RedirectWireTests {
     func moreRedirectsThanTheLimitFail(_ kind: TransportKind) async throws {
         let server = try server(kind)
         let error = await #expect(throws: ConveyError.self) { try await Redirected(server: server, path: "redirect/21").download() }
-        guard case .transport(let failure)? = error else {
+        guard let failure = error?.transportFailure else {
             Issue.record("not a transport failure: \(String(describing: error))")
             return
         }

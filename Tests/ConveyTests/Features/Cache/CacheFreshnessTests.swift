@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Freshness decisions through the whole pipeline, against a stub origin, with time moved by an
 /// injected clock: heuristics, request directives, immutable, stale-while-revalidate,
@@ -19,7 +19,7 @@ struct CacheFreshnessTests {
         let server = try stubServer(origin.transport) {
             $0.cache = cache
             if let echo {
-                $0.echoSink = echo
+                $0.echoSink = echo.sink
                 $0.defaultEchoStyle = .consoleMinimum
             }
             configure(&$0)
@@ -37,7 +37,7 @@ struct CacheFreshnessTests {
     @Test func rfc9111_4_2_2_heuristicFreshnessAnswersAsAHeuristicHitWhenTurnedOn() async throws {
         let (now, modified) = (clock.now, clock.now - 10_000)
         let origin = StubOrigin { _, number in (200, ["Date": httpDate(now), "Last-Modified": httpDate(modified)], "v\(number)") }
-        let (server, _) = try server(origin) { $0.heuristicFreshness = .standard }
+        let (server, _) = try server(origin) { $0.usesHeuristicFreshness = true }
         _ = try await get(server)
         clock.advance(500)
         let second = try await get(server)
@@ -112,8 +112,8 @@ struct CacheFreshnessTests {
         await #expect {
             try await get(server, headers: ["Cache-Control": "only-if-cached"])
         } throws: { error in
-            guard case .cache(let failure) = error as? ConveyError else { return false }
-            return failure.kind == .notCached
+            guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+            return failure.notCached == true
         }
         #expect(origin.count == 0)
         _ = try await get(server)
@@ -156,7 +156,7 @@ struct CacheFreshnessTests {
             return try await answering.send(TransportRequest(request: request.request, timeout: request.timeout))
         }) {
             $0.cache = cache
-            $0.echoSink = echo
+            $0.echoSink = echo.sink
             $0.defaultEchoStyle = .consoleMinimum
         }
         _ = try await get(server)

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Each hop of a redirect the pipeline follows goes through the cache (RFC 9110 §15.4), so
 /// permanent ones are stored and followed from the cache; against a stub origin that counts what reaches it.
@@ -47,7 +47,7 @@ struct CacheRedirectTests {
         let origin = origin(status: 301)
         let server = try cachingStubServer(origin)
         let error = await #expect(throws: ConveyError.self) { try await CacheProbeTask(server: server, path: "loop").download() }
-        guard case .transport(let failure)? = error else {
+        guard let failure = error?.transportFailure else {
             Issue.record("not a transport failure: \(String(describing: error))")
             return
         }

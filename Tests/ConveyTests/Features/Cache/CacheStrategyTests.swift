@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Each strategy's exact behaviour, against a stub origin that counts what it is sent.
 @Suite("Cache strategies")
@@ -155,7 +155,7 @@ struct CacheStrategyTests {
         await #expect {
             try await CacheProbeTask(server: server, path: "none").download()
         } throws: { error in
-            guard case .transport(let failure) = error as? ConveyError else { return false }
+            guard let failure = (error as? ConveyError)?.transportFailure else { return false }
             return failure.code == URLError.Code.cannotConnectToHost.rawValue
         }
     }
@@ -193,8 +193,8 @@ struct CacheStrategyTests {
         await #expect {
             try await CacheProbeTask(server: server, path: "absent", strategy: .localOnly).download()
         } throws: { error in
-            guard case .cache(let failure) = error as? ConveyError else { return false }
-            return failure.kind == .notCached && failure.reason == "nothing is stored for it"
+            guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+            return failure.notCached == true && failure.reason == "nothing is stored for it"
                 && failure.url?.absoluteString == "https://stub.example/absent"
         }
         #expect(origin.count == 0)
@@ -210,14 +210,28 @@ struct CacheStrategyTests {
         #expect(local.stringResult == "old but usable")
     }
 
+    @Test func aResponseSeededByHandAnswersLocalOnlyWithItsValidators() async throws {
+        let origin = origin(headers: [:])
+        let cache = DataCache()
+        let server = try cachingStubServer(origin, cache: cache)
+        let url = try #require(URL(string: "https://stub.example/bundled"))
+        await cache.store(Data("shipped with the app".utf8), for: url, headers: ["Cache-Control": "max-age=60", "ETag": "\"v7\""])
+
+        let local = try await CacheProbeTask(server: server, path: "bundled", strategy: .localOnly).download()
+        #expect(local.cacheStatus == .hit)
+        #expect(local.stringResult == "shipped with the app")
+        #expect(await cache.eTag(for: url) == "\"v7\"")
+        #expect(origin.count == 0)
+    }
+
     @Test func localOnlyWithoutACacheFailsWithNotCached() async throws {
         let origin = origin(headers: [:])
         let server = try stubServer(origin.transport)
         await #expect {
             try await CacheProbeTask(server: server, path: "x", strategy: .localOnly).download()
         } throws: { error in
-            guard case .cache(let failure) = error as? ConveyError else { return false }
-            return failure.kind == .notCached && failure.reason.contains("no cache")
+            guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+            return failure.notCached == true && failure.reason.contains("no cache")
         }
         #expect(origin.count == 0)
     }
@@ -340,7 +354,7 @@ struct CacheStrategyTests {
         let capture = EchoCapture()
         let server = try stubServer(origin.transport) {
             $0.cache = DataCache()
-            $0.echoSink = capture
+            $0.echoSink = capture.sink
             $0.defaultEchoStyle = .consoleMinimum
         }
         _ = try await CacheProbeTask(server: server, path: "echoed").download()

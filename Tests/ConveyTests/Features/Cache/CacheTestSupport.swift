@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A fresh folder under the temporary directory, removed when `body` ends however it ends.
 func withTemporaryFolder<Result>(isolation: isolated (any Actor)? = #isolation, _ body: (URL) async throws -> Result) async throws -> Result {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The cache against the real local nginx (strong ETags, 304 on If-None-Match) and httpbin
 /// (`/etag/E`, `/cache`, `/cache/N`, `/response-headers`).
@@ -8,7 +8,7 @@ import Testing
 @ConveyActor
 struct CacheWireTests {
     private func nginx(cache: DataCache, strategy: CacheStrategy = .localFirst) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configuration.cache = cache
         configuration.defaultCacheStrategy = strategy
         return ConveyServer(remote: try TestServers.nginx(), configuration: configuration)
@@ -25,7 +25,7 @@ struct CacheWireTests {
         let tag = try #require(first.header("ETag"))
         #expect(tag.hasPrefix("\""))
         #expect(first.cacheStatus == .network)
-        #expect(await cache.eTags.eTag(for: first.request.url) == tag)
+        #expect(await cache.eTag(for: first.request.url) == tag)
 
         let second = try await CacheProbeTask(server: server, path: "hello.txt").download()
         #expect(second.cacheStatus == .revalidated)
@@ -39,15 +39,15 @@ struct CacheWireTests {
         let server = try nginx(cache: cache)
         let first = try await CacheProbeTask(server: server, path: "hello.txt").download()
         let url = first.request.url
-        await cache.eTags.removeValidators(for: url)
-        #expect(await cache.eTags.eTag(for: url) == nil)
-        #expect(await cache.eTags.lastModified(for: url) == nil)
+        await cache.removeValidators(for: url)
+        #expect(await cache.eTag(for: url) == nil)
+        #expect(await cache.lastModified(for: url) == nil)
         let second = try await CacheProbeTask(server: server, path: "hello.txt").download()
         #expect(second.cacheStatus == .network)
         #expect(second.request.value(forHTTPHeaderField: "If-None-Match") == nil)
-        #expect(await cache.eTags.eTag(for: url) != nil)
-        await cache.eTags.removeAll()
-        #expect(await cache.eTags.eTag(for: url) == nil)
+        #expect(await cache.eTag(for: url) != nil)
+        await cache.removeAllValidators()
+        #expect(await cache.eTag(for: url) == nil)
     }
 
     @Test func binaryPayloadsComeThroughTheCacheByURL() async throws {
@@ -186,7 +186,7 @@ struct CacheWireTests {
 
     @Test func rfc9110_15_4_2_aPermanentRedirectFromNginxIsStoredAndFollowedFromTheCache() async throws {
         let echo = EchoCapture()
-        var configuration = ServerConfiguration(echoSink: echo)
+        var configuration = ServerConfiguration(echoSink: echo.sink)
         configuration.cache = DataCache()
         configuration.defaultEchoStyle = .consoleMinimum
         let server = ConveyServer(remote: try TestServers.nginx(), configuration: configuration)
@@ -207,7 +207,7 @@ struct CacheWireTests {
         let cache = DataCache()
         let unreachable = try #require(URL(string: "http://127.0.0.1:1/feed"))
         await cache.store(CachedResponse(url: unreachable, headers: ["Content-Type": "text/plain"], body: Data("last known feed".utf8)))
-        var configuration = ServerConfiguration(echoSink: EchoCapture())
+        var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
         configuration.cache = cache
         configuration.defaultCacheStrategy = .remoteFirst
         let server = ConveyServer(remote: Remote(name: "closed", url: try #require(URL(string: "http://127.0.0.1:1"))), configuration: configuration)
@@ -286,7 +286,7 @@ struct CacheWireTests {
         let clock = ManualClock(Date())
         let echo = EchoCapture()
         let cache = DataCache(clock: clock.cacheClock)
-        var configuration = ServerConfiguration(echoSink: echo)
+        var configuration = ServerConfiguration(echoSink: echo.sink)
         configuration.cache = cache
         configuration.defaultEchoStyle = .consoleMinimum
         let server = ConveyServer(remote: try TestServers.nginx(), configuration: configuration)

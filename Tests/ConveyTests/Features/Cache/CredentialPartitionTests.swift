@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A stored response answers only requests with the same credentials: every kind of credential,
 /// every kind of cacheable response, in sequence and concurrently, in memory and on disk.
@@ -151,8 +151,8 @@ struct CredentialPartitionTests {
             #expect {
                 _ = try DataCache(folder: planted)
             } throws: { error in
-                guard case .cache(let failure) = error as? ConveyError else { return false }
-                return failure.kind == .folderUnavailable
+                guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+                return failure.notCached == false
             }
         }
     }

@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The disk tier through `DataCache`: persistence, self-verification, eviction, concurrency.
 @Suite("Disk cache")
@@ -170,8 +170,8 @@ struct DiskCacheTests {
             #expect {
                 _ = try DataCache(folder: file.appending(path: "cache"))
             } throws: { error in
-                guard case .cache(let failure) = error as? ConveyError else { return false }
-                return failure.kind == .folderUnavailable && failure.url?.lastPathComponent == "cache"
+                guard let failure = (error as? ConveyError)?.cacheFailure else { return false }
+                return failure.notCached == false && failure.url?.lastPathComponent == "cache"
             }
         }
     }

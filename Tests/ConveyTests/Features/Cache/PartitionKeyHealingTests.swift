@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A damaged `partition-key` never stops a disk cache: it gets a new key, the responses stored
 /// for requests with credentials become misses, and the cache stores and hits again. A key file
@@ -132,8 +132,8 @@ struct PartitionKeyHealingTests {
             _ = try DataCache(folder: folder)
             Issue.record("DataCache(folder:) opened \(folder.path)")
             return nil
-        } catch ConveyError.cache(let failure) where failure.kind == .folderUnavailable {
-            return failure.reason
+        } catch ConveyError.cacheFolderUnavailable(_, let reason) {
+            return reason
         } catch {
             Issue.record("unexpected error \(error)")
             return nil

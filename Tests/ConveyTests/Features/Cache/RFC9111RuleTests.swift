@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// RFC 9111 (and RFC 9110 §5.6.7, RFC 5861, RFC 8246) clause by clause, on the rules alone:
 /// every test names the clause it checks. Time is a fixed instant, never the wall clock.

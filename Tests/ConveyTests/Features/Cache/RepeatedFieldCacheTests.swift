@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A response's repeated field lines go through the cache, in memory and on disk, as received.
 @Suite("Cache of repeated fields")

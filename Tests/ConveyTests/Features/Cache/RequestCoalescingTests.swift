@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Identical GET and HEAD requests in flight share one exchange; the stub origin counts what
 /// reaches it and holds its answers until every caller has joined.
@@ -33,7 +33,7 @@ struct RequestCoalescingTests {
         let cache = DataCache()
         let server = try stubServer(gatedTransport(origin)) {
             $0.cache = cache
-            $0.echoSink = echo
+            $0.echoSink = echo.sink
             $0.defaultEchoStyle = .consoleMinimum
             configure(&$0)
         }
@@ -184,7 +184,7 @@ struct RequestCoalescingTests {
             await #expect {
                 _ = try await run.value
             } throws: { error in
-                guard case .responseTooLarge(let failure) = error as? ConveyError else { return false }
+                guard let failure = (error as? ConveyError)?.sizeLimit else { return false }
                 return failure.limit == 1_000
             }
         }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Several processes writing and reading one cache folder at once. The test binary starts copies
 /// of itself that run only `SharedFolderWriter`, pointed at the folder through the environment.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The files a download creates, through a stub: owner-only unless asked otherwise, never
 /// written through a link planted beside the destination, and one download per destination.
@@ -21,14 +21,14 @@ struct DownloadFileSafetyTests {
         let destination: URL
         var path: String { "file" }
         var echoStyle: TaskEchoStyle { .none }
-        var downloadedFilePermissions: FilePermissions { FilePermissions(mode: 0o640) }
+        var downloadedFilePermissions: Int { 0o640 }
     }
 
     private static let body = Data((0..<200_000).map { UInt8($0 % 251) })
 
     private func server(_ transport: any ConveyTransport) throws -> ConveyServer {
         let remote = Remote(name: "stub", url: try #require(URL(string: "https://example.test")))
-        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = transport
         return server
     }
@@ -40,8 +40,8 @@ struct DownloadFileSafetyTests {
         }
     }
 
-    private func downloadFailure(_ error: (any Error)?) -> DownloadFailure? {
-        guard case .downloadFailed(let failure) = error as? ConveyError else { return nil }
+    private func downloadFailure(_ error: (any Error)?) -> (destination: URL, reason: String)? {
+        guard let failure = (error as? ConveyError)?.downloadFailure else { return nil }
         return failure
     }
 
@@ -123,10 +123,22 @@ struct DownloadFileSafetyTests {
     @Test func thePermissionsAnAppAsksForAreTheFilesPermissions() async throws {
         try await withTemporaryFolder { (folder) async throws in
             let shared = folder.appending(path: "shared.bin"), report = folder.appending(path: "report.bin")
-            try await Fetch(server: try server(wholeFile())).download(to: shared, permissions: .ownerWriteOthersRead)
+            try await Fetch(server: try server(wholeFile())).download(to: shared, permissions: 0o644)
             #expect(try permissions(of: shared) == 0o644)
             try await SharedReport(server: try server(wholeFile()), destination: report).download()
             #expect(try permissions(of: report) == 0o640)
+        }
+    }
+
+    @Test func aModeWrittenInDecimalFailsTheDownloadBeforeAnythingIsWritten() async throws {
+        try await withTemporaryFolder { (folder) async throws in
+            let file = folder.appending(path: "decimal.bin")
+            let error = await #expect(throws: ConveyError.self) {
+                try await Fetch(server: try server(wholeFile())).download(to: file, permissions: 644)
+            }
+            #expect(downloadFailure(error)?.reason.hasPrefix("permissions 644 are not a file mode from 0o000 to 0o777") == true)
+            #expect(!FileManager.default.fileExists(atPath: file.path))
+            #expect(!FileManager.default.fileExists(atPath: file.path + ".convey-partial"))
         }
     }
 
@@ -175,7 +187,7 @@ struct DownloadFileSafetyTests {
             let reports = DownloadProgressLog()
             await #expect(throws: HTTPError.self) {
                 try await Fetch(server: try server(wholeFile(status: 404, body: Data("not here".utf8))))
-                    .download(to: folder.appending(path: "file.bin"), progress: { reports.add($0) })
+                    .download(to: folder.appending(path: "file.bin"), progress: { reports.add($0, $1) })
             }
             #expect(reports.last == nil)
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A download's bytes reach its partial file on a writer queue, off the transport's thread: a
 /// write that fails still ends the download with its typed error, and a writer that falls behind
@@ -27,7 +27,7 @@ struct DownloadWriterTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let destination = folder.appending(path: "file.bin")
         try Data("previous version".utf8).write(to: destination)
-        let claim = try PartialDownload(destination: destination).claim(permissions: .ownerOnly)
+        let claim = try PartialDownload(destination: destination).claim(permissions: 0o600)
         let writes = WriteLog()
         let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
             // The second chunk finds the disk full.
@@ -46,7 +46,7 @@ struct DownloadWriterTests {
         }
         claim.release()
 
-        guard case .downloadFailed(let failure)? = thrown as? ConveyError else {
+        guard let failure = (thrown as? ConveyError)?.downloadFailure else {
             Issue.record("expected ConveyError.downloadFailed, got \(String(describing: thrown))")
             return
         }
@@ -65,7 +65,7 @@ struct DownloadWriterTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = try TestServers.nginx("/48m.bin")
         let destination = folder.appending(path: "far.bin")
-        let claim = try PartialDownload(destination: destination).claim(permissions: .ownerOnly)
+        let claim = try PartialDownload(destination: destination).claim(permissions: 0o600)
         defer { claim.release() }
         let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
             if offset == 0 { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 1) }
@@ -85,7 +85,7 @@ struct DownloadWriterTests {
         let url = try TestServers.nginx("/16m.bin")
         let transport = kind.make()
         let destination = folder.appending(path: "big.bin")
-        let claim = try PartialDownload(destination: destination).claim(permissions: .ownerOnly)
+        let claim = try PartialDownload(destination: destination).claim(permissions: 0o600)
         defer { claim.release() }
         // The first write waits until the sink has refused bytes, so the writer is certainly behind.
         let gate = DispatchSemaphore(value: 0)

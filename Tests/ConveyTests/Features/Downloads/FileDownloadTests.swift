@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Downloads to a file against the local nginx (byte ranges, strong ETags, a 16 MiB file): the
 /// file is complete or absent, a broken transfer resumes exactly, a changed file starts over.
@@ -27,7 +27,7 @@ struct FileDownloadTests {
     private let folder = FileManager.default.temporaryDirectory.appending(path: "convey-downloads-\(UUID().uuidString)")
 
     private func server(transport: (any ConveyTransport)? = nil) throws -> ConveyServer {
-        let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         if let transport { server.transport = transport }
         return server
     }
@@ -40,7 +40,7 @@ struct FileDownloadTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appending(path: "big.bin")
         let written = DownloadProgressLog()
-        let response = try await BigFile(server: try server()).download(to: destination, progress: { written.add($0) })
+        let response = try await BigFile(server: try server()).download(to: destination, progress: { written.add($0, $1) })
         #expect(response.payload == destination)
         #expect(response.statusCode == 200)
         #expect(response.request.value(forHTTPHeaderField: "Accept-Encoding") == "identity")
@@ -127,7 +127,7 @@ struct DownloadResumeRuleTests {
         try Data(bytes.utf8).write(to: partial.file)
         let remote = Remote(name: "stub", url: try #require(URL(string: "https://example.test")))
         try partial.saveRecord(.init(url: remote.url.appending(path: "file").absoluteString, validator: validator, total: total))
-        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = StubTransport { _ in answer }
         do {
             return (.success(try await Fetch(server: server).download(to: destination)), partial)
@@ -170,7 +170,7 @@ struct DownloadResumeRuleTests {
         let (result, partial) = try await resumeFrom("hello ", answer: TransportResponse(
             url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11", "ETag": "\"v1\""], body: Data("wor".utf8)))
         let error = #expect(throws: ConveyError.self) { try result.get() }
-        guard case .downloadFailed(let failure) = error else {
+        guard let failure = error?.downloadFailure else {
             Issue.record("expected a download failure, got \(String(describing: error))")
             return
         }
@@ -186,7 +186,7 @@ struct DownloadResumeRuleTests {
             url: url, statusCode: 206, headers: ["Content-Range": "bytes 6-10/11"].merging(eTag.map { ["ETag": $0] } ?? [:]) { $1 },
             body: Data("world".utf8)))
         let error = #expect(throws: ConveyError.self) { try result.get() }
-        guard case .downloadFailed(let failure) = error else {
+        guard let failure = error?.downloadFailure else {
             Issue.record("expected a download failure, got \(String(describing: error))")
             return
         }
@@ -274,7 +274,9 @@ final class DownloadProgressLog: @unchecked Sendable {
     private let lock = NSLock()
     private var reports: [DownloadProgress] = []
 
-    func add(_ progress: DownloadProgress) { lock.withLock { reports.append(progress) } }
+    func add(_ bytesWritten: Int64, _ totalBytes: Int64?) {
+        lock.withLock { reports.append(DownloadProgress(bytesWritten: bytesWritten, totalBytes: totalBytes)) }
+    }
     var last: DownloadProgress? { lock.withLock { reports.last } }
 }
 

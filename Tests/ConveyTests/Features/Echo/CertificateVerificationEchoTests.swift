@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Probe: ServerTask {
     let server: ConveyServer
@@ -26,7 +26,7 @@ struct CertificateVerificationEchoTests {
             return response
         }
         return try stubServer(transport) {
-            $0.echoSink = sink
+            $0.echoSink = sink.sink
             $0.recorder = recorder
         }
     }
@@ -65,7 +65,7 @@ struct CertificateVerificationEchoTests {
     }
 
     @Test func aFailedAttemptOnAnInsecureBuiltInTransportWarnsToo() async throws {
-        var configuration = ServerConfiguration(echoSink: sink)
+        var configuration = ServerConfiguration(echoSink: sink.sink)
         configuration.tls.disablesCertificateVerificationInsecurely = true
         // Nothing listens on port 1: the attempt fails before any response.
         let remote = try #require(Remote(name: "closed", string: "https://127.0.0.1:1"))

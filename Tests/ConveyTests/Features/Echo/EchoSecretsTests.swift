@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct ProfileTask: DownloadingTask {
     typealias DownloadPayload = Data
@@ -35,7 +35,7 @@ struct EchoSecretsTests {
     let folder = FileManager.default.temporaryDirectory.appending(path: "convey-echo-secrets-\(UUID().uuidString)")
 
     func server(_ transport: StubTransport) throws -> ConveyServer {
-        var configuration = ServerConfiguration(echoSink: sink)
+        var configuration = ServerConfiguration(echoSink: sink.sink)
         configuration.recorder = TaskRecorder(folder: folder, bodyLimit: 100_000)
         let remote = try #require(Remote(name: "stub", string: "https://alice:pw-user1nfo@stub.example"))
         let server = ConveyServer(remote: remote, configuration: configuration)
@@ -115,7 +115,7 @@ struct EchoSecretsWireTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let sink = EchoCapture()
         let server = try httpbinServer {
-            $0.echoSink = sink
+            $0.echoSink = sink.sink
             $0.recorder = TaskRecorder(folder: folder)
         }
 

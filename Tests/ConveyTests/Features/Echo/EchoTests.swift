@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Login: JSONUploadingTask {
     struct Credentials: Encodable, Sendable { let user: String, password: String }
@@ -39,7 +39,7 @@ struct EchoTests {
 
     func server(status: Int = 200, body: String? = nil) throws -> ConveyServer {
         try stubServer(.answering(status: status, headers: ["Content-Type": "application/json", "Set-Cookie": "id=42"],
-                                  body: body ?? responseBody)) { $0.echoSink = sink }
+                                  body: body ?? responseBody)) { $0.echoSink = sink.sink }
     }
 
     @Test func fullEchoShowsRequestResponseAndHidesEverySecret() async throws {
@@ -167,7 +167,7 @@ struct EchoTests {
         let slow = try stubServer(StubTransport { _ in
             try await Task.sleep(for: .milliseconds(50))
             throw URLError(.cannotConnectToHost)
-        }) { [sink] in $0.echoSink = sink }
+        }) { [sink] in $0.echoSink = sink.sink }
         await #expect(throws: ConveyError.self) { try await Slow(server: slow).send() }
         #expect(!sink.text.contains(" · 0.0 ms"))
         #expect(sink.text.contains("✗ Could not connect"))

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Repeated response fields reach echo and recordings as they came, and so do the exchange's timings.
 @Suite("Echo of repeated fields and timings")
@@ -25,7 +25,7 @@ struct RepeatedFieldEchoTests {
             TransportResponse(head: ResponseHead(statusCode: 200, fields: fields, url: request.request.url),
                               data: Data("ok".utf8), metrics: metrics)
         }) {
-            $0.echoSink = sink
+            $0.echoSink = sink.sink
             $0.recorder = recorder
         }
     }

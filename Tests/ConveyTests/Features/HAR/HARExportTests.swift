@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@_spi(Transport) @testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Profile: ServerTask {
     let server: ConveyServer

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// HAR files are untrusted input: every malformed file is a typed error saying where, never a crash.
 @Suite("HAR files as untrusted input")

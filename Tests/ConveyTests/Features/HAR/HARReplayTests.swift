@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct FixtureUser: Decodable, Sendable, Equatable {
     let id: Int
@@ -241,7 +241,7 @@ struct HARReplayTests {
 
         #expect(retried.attemptNumber == 2)
         #expect(String(decoding: retried.data, as: UTF8.self) == "up")
-        guard case .timedOut? = failed else {
+        guard case .attemptTimedOut? = failed else {
             Issue.record("expected a timeout, got \(String(describing: failed))")
             return
         }

@@ -1,5 +1,5 @@
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 @Suite("HAR request keys")
 struct HARRequestKeyTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A fresh folder for one test's HAR files, removed by `remove()`.
 struct HARScratch {
@@ -69,7 +69,7 @@ struct NoNetworkTransport: ConveyTransport {
 /// A server at `base` whose own transport must never be used.
 @ConveyActor
 func offlineServer(base: String = "https://api.example", configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> ConveyServer {
-    var configuration = ServerConfiguration(echoSink: EchoCapture())
+    var configuration = ServerConfiguration(echoSink: { _ in })
     configure(&configuration)
     let server = ConveyServer(remote: Remote(name: "offline", url: try #require(URL(string: base))), configuration: configuration)
     server.transport = NoNetworkTransport()

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// scripts/idempotency-server.py, which scripts/with-test-servers starts: it honours
 /// `Idempotency-Key`, takes its faults from the path, and counts per key.

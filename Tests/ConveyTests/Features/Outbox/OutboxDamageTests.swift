@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Damaged and hostile files in the folder are set aside with a reason; the other items go on.
 @Suite("Outbox: damaged files")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Time for outbox tests: `sleep(until:)` moves the clock to that date at once and records the
 /// wait, so retry and expiry rules run without waiting.
@@ -51,7 +51,7 @@ struct OutboxScratch {
 final class ScriptedAnswers: @unchecked Sendable {
     enum Answer {
         case status(Int, headers: [String: String] = [:], body: String = "")
-        case fail(TransportFailure.Kind)
+        case fail(TransportFailure)
     }
 
     private let lock = NSLock()
@@ -84,7 +84,7 @@ final class ScriptedAnswers: @unchecked Sendable {
             case .status(let code, let headers, let body):
                 return TransportResponse(url: request.request.url, statusCode: code, headers: headers, body: Data(body.utf8))
             case .fail(let kind):
-                throw ConveyError.transport(TransportFailure(kind: kind, code: -1, reason: "scripted", url: request.request.url))
+                throw ConveyError.transport(kind, url: request.request.url, code: -1, reason: "scripted")
             }
         }
     }
@@ -134,7 +134,7 @@ struct PlaceOrder: JSONUploadingTask {
 
 @ConveyActor
 func outboxServer(_ answers: ScriptedAnswers, echo: EchoCapture = EchoCapture(), configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> CredentialedServer {
-    var configuration = ServerConfiguration(echoSink: echo)
+    var configuration = ServerConfiguration(echoSink: echo.sink)
     configure(&configuration)
     let remote = try #require(Remote(name: "stub", string: "https://api.example/v1"))
     let server = CredentialedServer(remote: remote, configuration: configuration)

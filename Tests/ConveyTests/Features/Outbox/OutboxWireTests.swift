@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The outbox against scripts/idempotency-server.py, on each transport.
 @Suite("Outbox on the wire", .idempotencyServer)
@@ -15,7 +15,7 @@ struct OutboxWireTests {
 
     func server(_ transport: TransportKind) throws -> CredentialedServer {
         let server = CredentialedServer(remote: Remote(name: "idempotency", string: try IdempotencyServer.base()),
-                                        configuration: ServerConfiguration(echoSink: EchoCapture()))
+                                        configuration: ServerConfiguration(echoSink: { _ in }))
         server.transport = transport.make()
         return server
     }

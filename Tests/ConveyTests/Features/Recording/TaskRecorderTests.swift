@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct ProfileTask: ServerTask {
     let server: ConveyServer
@@ -83,11 +83,13 @@ struct TaskRecorderTests {
         try await SignInTask(server: server).send()
         let record = try #require(await recorder.records().first)
 
-        let requestBody = try #require(record.requestBody?.text)
+        let requestBody = String(decoding: try #require(record.requestBody), as: UTF8.self)
         #expect(requestBody.contains("\"password\" : \"\(Redaction.mask)\""))
         #expect(requestBody.contains("\"user\" : \"ada\""))
-        #expect(record.requestBody?.truncated == false)
-        #expect(record.responseBody == RecordedBody(text: String(repeating: "x", count: 60), base64: nil, truncated: true))
+        #expect(record.requestBodyIsTruncated == false)
+        #expect(record.responseBody == Data(String(repeating: "x", count: 60).utf8))
+        #expect(record.responseBodyIsTruncated)
+        #expect(record.responseBodyRecord == RecordedBody(text: String(repeating: "x", count: 60), base64: nil, truncated: true))
         #expect(record.responseBodySize == 100)
         #expect(record.redactedParts == ["request body"])
     }
@@ -103,9 +105,10 @@ struct TaskRecorderTests {
 
         try await ProfileTask(server: server).send()
 
-        let body = try #require(await recorder.records().first?.responseBody)
-        #expect(body.text == nil)
-        #expect(body.data == bytes)
+        let record = try #require(await recorder.records().first)
+        #expect(record.responseBodyRecord?.text == nil)
+        #expect(record.responseBodyRecord?.base64 == bytes.base64EncodedString())
+        #expect(record.responseBody == bytes)
     }
 
     @Test func failuresAreRecordedWithoutTheirBodiesOrSecrets() async throws {

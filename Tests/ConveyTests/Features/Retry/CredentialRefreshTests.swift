@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A server whose token starts stale; refreshing it (slowly, to let 401s pile up) makes it valid.
 final class TokenServer: ConveyServer {
@@ -34,7 +34,7 @@ struct CredentialRefreshTests {
     /// Answers 200 to the fresh token and 401 to anything else (or always 401).
     func server(alwaysUnauthorized: Bool = false) throws -> TokenServer {
         let remote = try #require(Remote(name: "stub", string: "https://stub.example"))
-        let server = TokenServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let server = TokenServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         server.transport = StubTransport { [seen] request in
             seen.add(request)
             let authorized = !alwaysUnauthorized && request.request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
@@ -90,7 +90,7 @@ struct CredentialRefreshTests {
 
     @Test func serversWithoutRefreshFailAtTheFirst401() async throws {
         let remote = try #require(Remote(name: "stub", string: "https://stub.example"))
-        let plain = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture()))
+        let plain = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         plain.transport = StubTransport.answering(status: 401, seen: seen)
         await #expect(throws: HTTPError.self) { try await Profile(server: plain).download() }
         #expect(seen.requests.count == 1)

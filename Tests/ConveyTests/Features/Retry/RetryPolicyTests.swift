@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 @Suite("Retry policy")
 struct RetryPolicyTests {
@@ -44,16 +44,16 @@ struct RetryPolicyTests {
     }
 
     @Test func connectionFailuresAndAttemptTimeoutsAreTransientButOthersAreNot() {
-        let lost = ConveyError.transport(TransportFailure(code: URLError.networkConnectionLost.rawValue, reason: "", url: nil))
-        let badTLS = ConveyError.transport(TransportFailure(code: URLError.serverCertificateUntrusted.rawValue, reason: "", url: nil))
-        let attempt = ConveyError.timedOut(TimeoutFailure(kind: .attempt, limit: .seconds(1), url: nil))
-        let total = ConveyError.timedOut(TimeoutFailure(kind: .total, limit: .seconds(1), url: nil))
+        let lost = ConveyError.transport(urlErrorCode: URLError.networkConnectionLost.rawValue, reason: "", url: nil)
+        let badTLS = ConveyError.transport(urlErrorCode: URLError.serverCertificateUntrusted.rawValue, reason: "", url: nil)
+        let attempt = ConveyError.attemptTimedOut(limit: .seconds(1), url: nil)
+        let total = ConveyError.totalTimedOut(limit: .seconds(1), url: nil)
         #expect(exact.isTransient(lost))
         #expect(exact.isTransient(attempt))
         #expect(!exact.isTransient(badTLS))
         #expect(!exact.isTransient(total))
         #expect(!exact.isTransient(ConveyError.cancelled))
-        #expect(!exact.isTransient(ConveyError.decodingFailed(DecodingFailure(typeName: "T", codingPath: "", reason: "", bodyPrefix: "", url: nil))))
+        #expect(!exact.isTransient(ConveyError.decodingFailed(typeName: "T", codingPath: "", reason: "", bodyPrefix: "", url: nil)))
     }
 
     @Test func retryAfterSecondsReplaceTheBackoff() {

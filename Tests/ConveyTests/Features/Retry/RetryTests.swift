@@ -3,7 +3,7 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A task that retries by policy and logs its hooks.
 private struct RetryingTask: DownloadingTask {
@@ -43,7 +43,7 @@ struct RetryTests {
 
     func server(_ script: ScriptedTransport) throws -> ConveyServer {
         try stubServer(script.transport) { [sink] in
-            $0.echoSink = sink
+            $0.echoSink = sink.sink
             $0.defaultEchoStyle = .consoleMinimum
         }
     }
@@ -135,8 +135,8 @@ struct RetryTests {
         task.configuration = TaskConfiguration(totalTimeout: .milliseconds(300))
         // The attempt hangs for 60 s: only the total timeout can end it as a total timeout.
         let error = await #expect(throws: ConveyError.self) { try await task.download() }
-        guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
-        #expect(failure.kind == .total)
+        guard let failure = error?.timeout else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
+        #expect(failure.isTotal == true)
         #expect(failure.limit == .milliseconds(300))
         #expect(log.events.last == "didFail")
     }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct StreamLine: Decodable {
     let id: Int
@@ -94,7 +94,7 @@ struct ResponseStreamWireTests {
                 .events(ServerSentEvents.Configuration().sleeping(with: waits.sleep)) {}
         }
         for error in [streamError, eventsError] {
-            guard case .transport(let failure) = error else {
+            guard let failure = error.transportFailure else {
                 Issue.record("expected a transport failure, got \(error)")
                 continue
             }
@@ -210,11 +210,11 @@ struct ResponseStreamWireTests {
         let error = try await #require(throws: ConveyError.self) {
             for try await _ in response.payload {}
         }
-        guard case .timedOut(let failure) = error else {
+        guard let failure = error.timeout else {
             Issue.record("expected a timeout, got \(error)")
             return
         }
-        #expect(failure.kind == .attempt)
+        #expect(failure.isTotal == false)
         #expect(failure.url?.path == "/drip")
     }
 
@@ -235,11 +235,11 @@ struct ResponseStreamWireTests {
             let limited = try await StreamedGet(server: other, path: "drip", queryParameters: slow).stream(totalTimeout: .seconds(1))
             for try await _ in limited.payload {}
         }
-        guard case .timedOut(let failure) = error else {
+        guard let failure = error.timeout else {
             Issue.record("expected a timeout, got \(error)")
             return
         }
-        #expect(failure.kind == .total)
+        #expect(failure.isTotal == true)
         #expect(failure.limit == .seconds(1))
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The examples of WHATWG HTML §9.2 "Server-sent events" and its parsing rules.
 @Suite("Parsing text/event-stream")

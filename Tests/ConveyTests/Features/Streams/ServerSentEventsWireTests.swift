@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Numbered: Decodable {
     let n: Int
@@ -90,7 +90,7 @@ struct ServerSentEventsWireTests {
         let error = try await #require(throws: ConveyError.self) {
             for try await _ in StreamedGet(server: server, path: "get").events() {}
         }
-        guard case .decodingFailed(let failure) = error else {
+        guard let failure = error.decodingFailure else {
             Issue.record("expected a decoding failure, got \(error)")
             return
         }

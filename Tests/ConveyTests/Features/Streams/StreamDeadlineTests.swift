@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A stream keeps its run's one deadline past the head only when it asked for a total timeout:
 /// measured on a clock the test moves by hand, against the event server's `/paced` stream (a
@@ -24,11 +24,11 @@ struct StreamDeadlineTests {
         } catch {
             ending = error
         }
-        guard case .timedOut(let failure)? = ending as? ConveyError else {
+        guard let failure = (ending as? ConveyError)?.timeout else {
             Issue.record("expected a total timeout, got \(String(describing: ending))")
             return
         }
-        #expect(failure.kind == .total)
+        #expect(failure.isTotal == true)
         #expect(failure.limit == .seconds(30))
         #expect(failure.url?.path == "/paced")
     }

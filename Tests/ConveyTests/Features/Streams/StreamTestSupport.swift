@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A GET whose response the streaming tests read as it arrives.
 struct StreamedGet: ServerTask {
@@ -33,7 +33,7 @@ enum CredentialFields {
 @ConveyActor
 func streamingServer(_ kind: TransportKind, remote: Remote,
                      configure: (inout ServerConfiguration) -> Void = { _ in }) -> ConveyServer {
-    var configuration = ServerConfiguration(echoSink: EchoCapture())
+    var configuration = ServerConfiguration(echoSink: EchoCapture().sink)
     configure(&configuration)
     let server = ConveyServer(remote: remote, configuration: configuration)
     server.transport = kind.make()

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// `CONVEY_TRANSPORT`, as `BuiltInTransport.platformDefault` reads it.
 @Suite("Built-in transport from the environment")

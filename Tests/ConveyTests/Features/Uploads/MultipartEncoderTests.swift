@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Hands out the given boundaries in order, then repeats the last one.
 final class BoundarySequence: @unchecked Sendable {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Upload bodies through the whole pipeline, against stub transports: what is sent, what is
 /// refused before sending, and what is left on disk afterwards.
@@ -208,8 +208,8 @@ struct UploadPipelineTests {
         let server = try stubServer(.answering(seen: seen))
         let small = ["short"]
         let large = Array(repeating: "a fairly repetitive line of text", count: 100)
-        try await JSONUpload(server: server, uploadPayload: small, uploadCompression: .gzip(minimumSize: 200)).send()
-        try await JSONUpload(server: server, uploadPayload: large, uploadCompression: .gzip(minimumSize: 200)).send()
+        try await JSONUpload(server: server, uploadPayload: small, uploadGzipMinimumSize: 200).send()
+        try await JSONUpload(server: server, uploadPayload: large, uploadGzipMinimumSize: 200).send()
         let (plain, compressed) = (try #require(seen.requests.first), try #require(seen.last))
         #expect(plain.request.value(forHTTPHeaderField: "Content-Encoding") == nil)
         #expect(try sentBody(plain) == JSONEncoder().encode(small))
@@ -221,9 +221,9 @@ struct UploadPipelineTests {
     @Test func serverDefaultCompressionAppliesToTasksThatDoNotChoose() async throws {
         defer { scratch.remove() }
         let seen = RequestLog()
-        let server = try stubServer(.answering(seen: seen)) { $0.uploadCompression = .gzip(minimumSize: 0) }
+        let server = try stubServer(.answering(seen: seen)) { $0.uploadGzipMinimumSize = 0 }
         try await DefaultCompressionUpload(server: server, uploadPayload: ["x"]).send()
-        try await JSONUpload(server: server, uploadPayload: ["x"], uploadCompression: .none).send()
+        try await JSONUpload(server: server, uploadPayload: ["x"], uploadGzipMinimumSize: nil).send()
         let encodings = seen.requests.map { $0.request.value(forHTTPHeaderField: "Content-Encoding") }
         #expect(encodings == ["gzip", nil])
         #expect(try gunzip(sentBody(try #require(seen.requests.first))) == Data(#"["x"]"#.utf8))
@@ -241,7 +241,7 @@ struct UploadPipelineTests {
         let text = String(repeating: "log line\n", count: 5000)
         let file = try scratch.file("app.log", Data(text.utf8))
         try await FileUpload(server: server, uploadPayload: file, contentType: "text/plain", stagingDirectory: scratch.url,
-                             uploadCompression: .gzip(minimumSize: 1024)).send()
+                             uploadGzipMinimumSize: 1024).send()
         #expect(bodies.events == [text, "gzip"])
         #expect(try scratch.stagedFiles().isEmpty)
         #expect(FileManager.default.fileExists(atPath: file.path(percentEncoded: false)))
@@ -268,7 +268,7 @@ struct UploadPipelineTests {
         let server = try stubServer(.answering(seen: seen))
         let log = ProgressLog()
         let file = try scratch.file("p.bin", Data([1, 2, 3]))
-        try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url, uploadProgressHandler: { log.add($0) }).send()
+        try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url, uploadProgressHandler: { log.add($0, $1) }).send()
         try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url).send()
         let (watched, unwatched) = (try #require(seen.requests.first), try #require(seen.last))
         #expect(unwatched.progress == nil)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// A directory of its own for one test's files and staged bodies, removed by `remove()`.
 struct ScratchDirectory {
@@ -90,6 +90,8 @@ final class ProgressLog: @unchecked Sendable {
 
     func add(_ progress: UploadProgress) { lock.withLock { items.append(progress) } }
 
+    func add(_ bytesSent: Int64, _ totalBytes: Int64?) { add(UploadProgress(bytesSent: bytesSent, totalBytes: totalBytes)) }
+
     var reports: [UploadProgress] { lock.withLock { items } }
 }
 
@@ -98,7 +100,7 @@ struct JSONUpload<Payload: Encodable & Sendable>: JSONUploadingTask {
     var path = "anything"
     var method: HTTPMethod = .post
     var uploadPayload: Payload?
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
 }
 
 struct FormUpload: FormUploadingTask {
@@ -114,7 +116,7 @@ struct DataUpload: DataUploadingTask {
     var method: HTTPMethod = .post
     var uploadPayload: Data?
     var contentType = "application/octet-stream"
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
 }
 
 struct MIMEUpload: MIMEUploadingTask {
@@ -123,7 +125,7 @@ struct MIMEUpload: MIMEUploadingTask {
     var method: HTTPMethod = .post
     var uploadPayload: MIMEPayload?
     var stagingDirectory: URL
-    var uploadCompression: UploadCompression = .none
+    var uploadGzipMinimumSize: Int?
 }
 
 struct FileUpload: FileUploadingTask {
@@ -133,11 +135,11 @@ struct FileUpload: FileUploadingTask {
     var uploadPayload: URL?
     var contentType = "application/octet-stream"
     var stagingDirectory: URL
-    var uploadCompression: UploadCompression = .none
-    var uploadProgressHandler: UploadProgressHandler?
+    var uploadGzipMinimumSize: Int?
+    var uploadProgressHandler: (@Sendable (Int64, Int64?) -> Void)?
 }
 
-/// A JSON upload that keeps the default `uploadCompression`, the server's.
+/// A JSON upload that keeps the default `uploadGzipMinimumSize`, the server's.
 struct DefaultCompressionUpload: JSONUploadingTask {
     let server: ConveyServer
     var path: String { "anything" }
@@ -145,10 +147,3 @@ struct DefaultCompressionUpload: JSONUploadingTask {
     var uploadPayload: [String]?
 }
 
-extension ConveyError {
-    /// The failure of an `encodingFailed` error, for assertions.
-    var encodingFailure: EncodingFailure? {
-        if case .encodingFailed(let failure) = self { return failure }
-        return nil
-    }
-}

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Uploads against the local httpbin, which parses what arrives and echoes it back.
 @Suite("Uploads on the wire", .wire)
@@ -95,7 +95,7 @@ struct UploadWireTests {
         let file = try scratch.randomFile("large.bin", size: size)
         let log = ProgressLog()
         let response = try await FileUpload(server: server, uploadPayload: file, stagingDirectory: scratch.url,
-                                             uploadProgressHandler: { log.add($0) }).download()
+                                             uploadProgressHandler: { log.add($0, $1) }).download()
         let echoed = try echo(response)
         #expect(echoed.headers["Content-Length"] == String(size))
         #expect(try dataURLBytes(echoed.data) == Data(contentsOf: file))
@@ -121,7 +121,7 @@ struct UploadWireTests {
         defer { scratch.remove() }
         let server = try httpbinServer()
         let note = Note(title: "compressed", body: String(repeating: "the same words again ", count: 500), tags: ["gzip"])
-        let json = try await JSONUpload(server: server, uploadPayload: note, uploadCompression: .gzip(minimumSize: 1024)).download()
+        let json = try await JSONUpload(server: server, uploadPayload: note, uploadGzipMinimumSize: 1024).download()
         let jsonEcho = try echo(json)
         let sent = try dataURLBytes(jsonEcho.data)
         #expect(jsonEcho.headers["Content-Encoding"] == "gzip")
@@ -134,7 +134,7 @@ struct UploadWireTests {
         let text = String(repeating: "line of a log file\n", count: 20_000)
         let file = try scratch.file("app.log", Data(text.utf8))
         let upload = try await FileUpload(server: server, uploadPayload: file, contentType: "text/plain", stagingDirectory: scratch.url,
-                                          uploadCompression: .gzip(minimumSize: 1024)).download()
+                                          uploadGzipMinimumSize: 1024).download()
         let fileEcho = try echo(upload)
         #expect(fileEcho.headers["Content-Encoding"] == "gzip")
         #expect(fileEcho.headers["Content-Type"] == "text/plain")

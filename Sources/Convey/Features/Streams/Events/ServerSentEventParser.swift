@@ -87,7 +87,7 @@ struct ServerSentEventParser {
         switch String(decoding: name, as: UTF8.self) {
         case "data":
             guard data.count + value.count + 1 <= maximumEventSize else {
-                throw ConveyError.responseTooLarge(SizeLimitFailure(part: .body, limit: Int64(maximumEventSize), url: url))
+                throw ConveyError.responseTooLarge(limit: Int64(maximumEventSize), url: url, isHead: false)
             }
             data.append(contentsOf: value)
             data.append(UInt8(ascii: "\n"))

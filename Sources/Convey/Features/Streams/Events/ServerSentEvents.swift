@@ -1,13 +1,13 @@
 import Foundation
 
-/// The events of a `text/event-stream` response, reconnecting when the connection drops: an
-/// `AsyncSequence` of `ServerSentEvent`. Get one from `DownloadingTask.events()`.
+/// How `DownloadingTask.events(…)` reads the events of a `text/event-stream` response into a
+/// `ResponseStream<ServerSentEvent>`, reconnecting when the connection drops.
 ///
 /// It connects when iteration starts, as a run of the task (hooks, status check, retries before
 /// the head arrive), sending `Accept: text/event-stream` unless the task names its own `Accept`.
 /// When the body ends or the connection breaks (a transport failure or the idle timeout), it
 /// waits and connects again with `Last-Event-ID` set to the last `id:` received. The wait is the
-/// reconnection time (the server's last `retry:`, else `Configuration.reconnectionTime`) held
+/// reconnection time (the server's last `retry:`, else `events(reconnectionTime:)`) held
 /// between `minimumReconnectionTime` (1 s) and `maximumReconnectionTime` (60 s), and doubled for
 /// each connection in a row that brought no event (failed, or ended without one), up to that
 /// maximum; an event brings it back to the reconnection time. So a server that closes at once,
@@ -19,33 +19,32 @@ import Foundation
 ///   that got no response head;
 /// - with `ConveyError.cancelled` when the reading task is cancelled; leaving the loop ends the
 ///   connection at once.
-public struct ServerSentEvents: AsyncSequence, Sendable {
-    public typealias Element = ServerSentEvent
-
-    /// How the reader reconnects, and how large events may be.
-    public struct Configuration: Sendable {
+enum ServerSentEvents {
+    /// How the reader reconnects, and how large events may be: the parameters of
+    /// `DownloadingTask.events(…)`, and the clock the tests give it.
+    struct Configuration: Sendable {
         /// Whether to reconnect after the connection drops. Default: `true`.
-        public var reconnects: Bool
+        var reconnects: Bool
         /// How long to wait before reconnecting until the server sends `retry:`. Default: 3 s.
-        public var reconnectionTime: Duration
+        var reconnectionTime: Duration
         /// The shortest wait before reconnecting, whatever `retry:` or `reconnectionTime` say. Default: 1 s.
-        public var minimumReconnectionTime: Duration
+        var minimumReconnectionTime: Duration
         /// The longest wait before reconnecting, whatever `retry:` says and however long the
         /// backoff has grown. Default: 60 s.
-        public var maximumReconnectionTime: Duration
+        var maximumReconnectionTime: Duration
         /// Connection attempts in a row that may fail before the response head arrives (no
         /// server, a reset) before the reader gives up with the last error. Default: 5.
-        public var maximumConsecutiveFailures: Int
+        var maximumConsecutiveFailures: Int
         /// The ID to resume after, sent as `Last-Event-ID` on the first connection. Default: none.
-        public var lastEventID: String?
+        var lastEventID: String?
         /// The most bytes one event's data (or one line) may take. Default: 1 MiB.
-        public var maximumEventSize: Int
+        var maximumEventSize: Int
         /// Waits before a reconnection: `Task.sleep(for:)`, or a test's own clock (`sleeping(with:)`).
         /// Throwing (a cancelled wait) ends the reader with `ConveyError.cancelled`.
         private(set) var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
         /// Creates a configuration; every parameter has the documented default.
-        public init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
+        init(reconnects: Bool = true, reconnectionTime: Duration = .seconds(3),
                     minimumReconnectionTime: Duration = .seconds(1), maximumReconnectionTime: Duration = .seconds(60),
                     maximumConsecutiveFailures: Int = 5, lastEventID: String? = nil, maximumEventSize: Int = 1 << 20) {
             self.reconnects = reconnects
@@ -66,26 +65,19 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
     }
 
     /// Opens one connection, sending `Last-Event-ID` when given one.
-    typealias Connect = @Sendable (_ lastEventID: String?) async throws -> ServerResponse<ResponseStream>
+    typealias Connect = @Sendable (_ lastEventID: String?) async throws -> ServerResponse<ResponseStream<Data>>
 
-    private let configuration: Configuration
-    private let connect: Connect
-
-    init(configuration: Configuration, connect: @escaping Connect) {
-        self.configuration = configuration
-        self.connect = connect
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(configuration: configuration, connect: connect)
+    /// The events of one loop, in order, across reconnections.
+    static func stream(configuration: Configuration, connect: @escaping Connect) -> ResponseStream<ServerSentEvent> {
+        ResponseStream(transfer: nil) { Reader(configuration: configuration, connect: connect) }
     }
 
     /// Reads the events in order, across reconnections.
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    struct Reader: StreamReader {
         private let configuration: Configuration
         private let connect: Connect
         private var parser: ServerSentEventParser
-        private var body: ResponseStream.AsyncIterator?
+        private var body: ResponseStream<Data>.AsyncIterator?
         private var ready = ReadyQueue<ServerSentEvent>()
         private var connections = 0
         private var consecutiveFailures = 0
@@ -101,7 +93,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         }
 
         /// The next event; `nil` once the server said 204 or reconnecting is off and the body ended.
-        public mutating func next() async throws -> ServerSentEvent? {
+        mutating func next() async throws -> ServerSentEvent? {
             while true {
                 if let item = ready.popFirst() { return item }
                 if ended { return nil }
@@ -155,7 +147,7 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
             }
             connections += 1
             connectionsWithoutEvent += 1
-            let response: ServerResponse<ResponseStream>
+            let response: ServerResponse<ResponseStream<Data>>
             do {
                 response = try await connect(parser.lastEventID.isEmpty ? nil : parser.lastEventID)
             } catch let error where Self.isDrop(error) && configuration.reconnects {
@@ -191,8 +183,8 @@ public struct ServerSentEvents: AsyncSequence, Sendable {
         /// that refuses streams refuses every connection alike.
         private static func isDrop(_ error: any Error) -> Bool {
             switch error {
-            case ConveyError.transport(let failure): !URLSessionTransport.isRefusedStream(failure)
-            case ConveyError.timedOut(let failure): failure.kind == .attempt
+            case ConveyError.transport(let failure, _, let code, _): !URLSessionTransport.isRefusedStream(failure, code: code)
+            case ConveyError.attemptTimedOut: true
             default: false
             }
         }

@@ -27,7 +27,7 @@ enum CurlSetting: Equatable, CustomStringConvertible {
 /// The trust, pinning, TLS version, client certificate and proxy options of one transport, as
 /// the curl options every one of its handles gets once, when it is made.
 ///
-/// Owns the in-memory trust bundle of `TrustRoots.systemAnd`: the system's CA file and the
+/// Owns the in-memory trust bundle of `TLSConfiguration.TrustRoots.systemAnd`: the system's CA file and the
 /// given one, read once. The bundle outlives every handle that points at it (curl reads it in
 /// place), as the pool that owns these options outlives its handles.
 final class CurlConnectionOptions: @unchecked Sendable {
@@ -42,7 +42,7 @@ final class CurlConnectionOptions: @unchecked Sendable {
     /// - Parameter systemCAFile: the system's CA bundle, as libcurl reports its default (`CURLINFO_CAINFO`).
     init(tls: TLSConfiguration, proxy: ProxyConfiguration, systemCAFile: String?) {
         var settings = Self.settings(tls: tls, proxy: proxy)
-        var failure: String?
+        var failure = tls.unusableReason
         var bundle: UnsafeMutableRawBufferPointer?
         if case .systemAnd(let file) = tls.trustRoots {
             do {
@@ -96,10 +96,10 @@ final class CurlConnectionOptions: @unchecked Sendable {
             // Without clearing the directory, OpenSSL would still find the system's CAs there.
             settings += [.text(CURLOPT_CAINFO, file.path), .text(CURLOPT_CAPATH, nil)]
         }
-        if !tls.pinnedPublicKeys.isEmpty {
-            settings.append(.text(CURLOPT_PINNEDPUBLICKEY, tls.pinnedPublicKeys.map(\.description).joined(separator: ";")))
+        if !tls.pins.isEmpty {
+            settings.append(.text(CURLOPT_PINNEDPUBLICKEY, tls.pins.map(\.description).joined(separator: ";")))
         }
-        if tls.minimumVersion == .v1_3 {
+        if tls.requiresTLS13 {
             settings.append(.number(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_3)))
         } else {
             settings.append(.number(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)))
@@ -120,7 +120,7 @@ final class CurlConnectionOptions: @unchecked Sendable {
             }
             if let passphrase = certificate.passphrase { settings.append(.secret(CURLOPT_KEYPASSWD, passphrase)) }
         }
-        switch proxy {
+        switch proxy.route {
         case .environment:
             break
         case .direct:

@@ -50,9 +50,8 @@ enum CurlErrors {
     /// The failure of a request that is not safe to repeat, whose re-send curl was stopped from
     /// making (see `CurlTransfer.mayGoOut`).
     static func notResent(method: String, url: URL) -> ConveyError {
-        .transport(TransportFailure(
-            kind: .notResent, code: URLError.networkConnectionLost.rawValue,
-            reason: "the reused connection closed before any response; a \(method) is not sent a second time", url: url))
+        .transport(.notResent, url: url, code: URLError.networkConnectionLost.rawValue,
+                   reason: "the reused connection closed before any response; a \(method) is not sent a second time")
     }
 
     /// The URLError code URLSession uses for the same failure. `message` is curl's error buffer:

@@ -188,7 +188,7 @@ final class CurlTransfer: @unchecked Sendable {
             if resendRefused || (result == CURLE_SEND_FAIL_REWIND && !mayBeResent) { throw CurlErrors.notResent(method: method, url: url) }
             if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil {
                 // curl refuses a single header line over its own limit (CURL_MAX_HTTP_HEADER) this way.
-                throw ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Self.curlHeaderLineLimit, url: url))
+                throw ConveyError.responseTooLarge(limit: Self.curlHeaderLineLimit, url: url, isHead: true)
             }
             throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
                                       url: url, bodyReadFailed: requestBody?.readFailed ?? false)
@@ -227,7 +227,7 @@ final class CurlTransfer: @unchecked Sendable {
     private func failure(for error: any Error) -> any Error {
         switch error {
         case CurlResponseHead.Failure.tooLarge(let limit):
-            ConveyError.responseTooLarge(SizeLimitFailure(part: .head, limit: Int64(limit), url: url))
+            ConveyError.responseTooLarge(limit: Int64(limit), url: url, isHead: true)
         case CurlResponseHead.Failure.malformed(let reason):
             Self.malformed(reason, url: url)
         case let decoding as URLError where decoding.code == .cannotDecodeContentData:

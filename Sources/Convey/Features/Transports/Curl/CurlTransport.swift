@@ -24,17 +24,11 @@ import FoundationNetworking
 ///
 /// Builds with no libcurl development headers: Convey declares the libcurl functions it calls and
 /// links `libcurl.so.4`, the runtime library FoundationNetworking uses too.
-public final class CurlTransport: ConveyTransport {
+@_spi(Transport) public final class CurlTransport: ConveyTransport {
     /// Settings for a curl transport.
-    public struct Configuration: Sendable {
+    @_spi(Transport) public struct Configuration: Sendable {
         /// Connections open at once to one host; more requests wait for a free one. Default: 6, as URLSession.
         public var maximumConnectionsPerHost: Int
-        /// Ignored: the transport returns redirects as responses.
-        @available(*, deprecated, message: "ignored: the pipeline follows redirects; use ServerConfiguration.maximumRedirects")
-        public var maximumRedirects: Int {
-            get { 20 }
-            set {}
-        }
         /// How long connecting (TCP and TLS) may take. Default: `nil`, the request's idle timeout.
         public var connectTimeout: Duration?
         /// Whether cookies the server sets are kept, in memory for this transport, and sent back
@@ -63,13 +57,6 @@ public final class CurlTransport: ConveyTransport {
         /// and still hold in total; cookies and TLS sessions stay common to all of them.
         public var eventLoops: Int
 
-        /// A PEM file of the certificate authorities to trust instead of the system's store.
-        @available(*, deprecated, message: "use tls.trustRoots = .only(certificatesFile:), or .systemAnd(certificatesFile:) to keep the system's")
-        public var trustedCertificatesFile: URL? {
-            get { if case .only(let file) = tls.trustRoots { file } else { nil } }
-            set { tls.trustRoots = newValue.map { .only(certificatesFile: $0) } ?? .system }
-        }
-
         /// Creates a configuration; every parameter has the documented default.
         public init(maximumConnectionsPerHost: Int = 6,
                     connectTimeout: Duration? = nil, storesCookies: Bool = true,
@@ -84,28 +71,6 @@ public final class CurlTransport: ConveyTransport {
             self.httpVersion = httpVersion
             self.maximumStreamsPerHost = maximumStreamsPerHost
             self.eventLoops = eventLoops
-        }
-
-        /// Creates a configuration; `maximumRedirects` is ignored.
-        @available(*, deprecated, message: "maximumRedirects is ignored: the pipeline follows redirects; use ServerConfiguration.maximumRedirects")
-        public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int,
-                    connectTimeout: Duration? = nil, storesCookies: Bool = true,
-                    tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
-                    httpVersion: HTTPVersionPreference = .automatic, maximumStreamsPerHost: Int = 100) {
-            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost, connectTimeout: connectTimeout,
-                      storesCookies: storesCookies, tls: tls, proxy: proxy, httpVersion: httpVersion,
-                      maximumStreamsPerHost: maximumStreamsPerHost)
-        }
-
-        /// Creates a configuration trusting only the certificate authorities in `trustedCertificatesFile`;
-        /// `maximumRedirects` is ignored (the pipeline follows redirects).
-        @available(*, deprecated, message: "use init(tls: TLSConfiguration(trustRoots: .only(certificatesFile:))); maximumRedirects is ignored, use ServerConfiguration.maximumRedirects")
-        public init(maximumConnectionsPerHost: Int = 6, maximumRedirects: Int = 20,
-                    connectTimeout: Duration? = nil,
-                    trustedCertificatesFile: URL?, storesCookies: Bool = true) {
-            self.init(maximumConnectionsPerHost: maximumConnectionsPerHost,
-                      connectTimeout: connectTimeout, storesCookies: storesCookies,
-                      tls: TLSConfiguration(trustRoots: trustedCertificatesFile.map { .only(certificatesFile: $0) } ?? .system))
         }
     }
 

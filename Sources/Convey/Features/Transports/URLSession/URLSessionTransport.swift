@@ -26,7 +26,7 @@ import Security
 ///
 /// Cookies live in a jar of the transport's own, in memory, on every platform
 /// (`TransportCookieJar`), never in the process's shared `HTTPCookieStorage`.
-public final class URLSessionTransport: ConveyTransport {
+@_spi(Transport) public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
     private let delegate: SessionDelegate
     private let timeout: Duration
@@ -234,16 +234,14 @@ extension URLSessionTransport {
 
     /// Why a stream is refused on Linux, and what to use instead.
     static func refusedStream(url: URL?) -> ConveyError {
-        .transport(TransportFailure(
-            kind: .other, code: refusedStreamCode,
-            reason: "URLSessionTransport on Linux does not stream: FoundationNetworking cannot pause a transfer and buffers "
-                + "the body without bound before Convey sees it. Use CurlTransport (the Linux default) for stream() and events()",
-            url: url))
+        .transport(.other, url: url, code: refusedStreamCode,
+                   reason: "URLSessionTransport on Linux does not stream: FoundationNetworking cannot pause a transfer and buffers "
+                       + "the body without bound before Convey sees it. Use CurlTransport (the Linux default) for stream() and events()")
     }
 
     /// Whether a failure is the refusal of a stream (on Linux), which no retry or reconnection changes.
-    static func isRefusedStream(_ failure: TransportFailure) -> Bool {
-        failure.kind == .other && failure.code == refusedStreamCode
+    static func isRefusedStream(_ failure: TransportFailure, code: Int) -> Bool {
+        failure == .other && code == refusedStreamCode
     }
 }
 

@@ -2,7 +2,7 @@
 import CConveyCurlShim
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// curl's failures as the URLErrors URLSession reports, so that the pipeline maps both alike.
 struct CurlErrorsTests {

@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The process's curl event loop on its own: transfers started and cancelled from many threads at
 /// once, cancellations racing completions, pauses and resumes from other threads. Each test ends

@@ -1,6 +1,6 @@
 #if canImport(CConveyCurlShim)
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// How CurlTransport admits transfers per origin, and to which of its event loops.
 struct CurlHostQueuesTests {

@@ -1,7 +1,7 @@
 #if canImport(CConveyCurlShim)
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Building a response head from the header lines curl delivers one at a time.
 struct CurlResponseHeadTests {

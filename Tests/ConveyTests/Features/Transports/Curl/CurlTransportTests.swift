@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// What only the curl transport offers or must guarantee, on the wire.
 @Suite("CurlTransport", .wire)
@@ -148,11 +148,11 @@ struct CurlPipelineTests {
         let unauthorized = await #expect(throws: HTTPError.self) { try await Challenged(server: server).download() }
         #expect(unauthorized?.statusCode == 401)
         let timedOut = await #expect(throws: ConveyError.self) { try await Slow(server: server).download() }
-        guard case .timedOut(let failure) = timedOut else {
+        guard let failure = timedOut?.timeout else {
             Issue.record("expected a timeout, got \(String(describing: timedOut))")
             return
         }
-        #expect(failure.kind == .attempt)
+        #expect(failure.isTotal == false)
     }
 }
 #endif

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Explicit proxies against the project's own (scripts/proxy-server.py), which counts tunnels
 /// and forwards per user name: each test uses a user name of its own.

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 #if canImport(CConveyCurlShim)
 import CCurl
 #endif
@@ -29,11 +29,23 @@ struct TLSConfigurationTests {
         #expect(Proxy(url: "ftp://proxy.example") == nil)
     }
 
+    @Test func theProxyConstructorsAgreeWithTheURLForm() throws {
+        #expect(ProxyConfiguration(url: "http://me:p%40ss@proxy.example:3128", excludedHosts: ["internal.example"])
+                    == .http(host: "proxy.example", port: 3128, username: "me", password: "p@ss", excludedHosts: ["internal.example"]))
+        #expect(ProxyConfiguration(url: "socks5h://10.0.0.1:1081") == .socks5(host: "10.0.0.1", port: 1081))
+        #expect(ProxyConfiguration(url: "ftp://proxy.example") == nil)
+        #expect(ProxyConfiguration.http(host: "proxy.example", port: 8080).description == "http://proxy.example:8080")
+        #expect(ProxyConfiguration.environment.description == "environment")
+        #expect(ProxyConfiguration.direct != .environment)
+    }
+
     @Test func proxyCredentialsNeverReachText() throws {
         let proxy = try #require(Proxy(url: "http://someone:hunter2@proxy.example:3128"))
+        let configuration = ProxyConfiguration.http(host: "proxy.example", port: 3128, username: "someone", password: "hunter2")
         var dumped = ""
         dump(proxy, to: &dumped)
-        for text in [proxy.description, ProxyConfiguration.through(proxy).description, String(reflecting: proxy), dumped] {
+        dump(configuration, to: &dumped)
+        for text in [proxy.description, configuration.description, String(reflecting: proxy), String(reflecting: configuration), dumped] {
             #expect(!text.contains("hunter2"))
             #expect(!text.contains("someone"))
         }
@@ -60,6 +72,24 @@ struct TLSConfigurationTests {
         #expect(!added.contains { if case .text(CURLOPT_CAPATH, _) = $0 { true } else { false } })
     }
 
+    @Test func aPinThatIsNotOneOrNoTrustAtAllFailsEveryRequestBeforeItIsSent() async throws {
+        let url = try #require(URL(string: "https://127.0.0.1:9/never"))
+        let badPin = CurlTransport(configuration: .init(tls: TLSConfiguration(pinnedPublicKeys: ["sha256//not-a-digest"])))
+        let pinError = await #expect(throws: URLError.self) { try await badPin.send(url) }
+        #expect(pinError?.localizedDescription.contains(#"the pinned public key "sha256//not-a-digest" is not sha256// followed by"#) == true)
+        let trustingNothing = CurlTransport(configuration: .init(tls: TLSConfiguration(trustsSystemCertificateAuthorities: false)))
+        let trustError = await #expect(throws: URLError.self) { try await trustingNothing.send(url) }
+        #expect(trustError?.localizedDescription.contains("no certificate authority is trusted") == true)
+    }
+
+    @Test func theTrustPropertiesSayWhichRootsAreTrusted() {
+        let file = URL(filePath: "/ca/private.pem")
+        #expect(TLSConfiguration().trustRoots == .system)
+        #expect(TLSConfiguration(certificateAuthoritiesFile: file).trustRoots == .systemAnd(certificatesFile: file))
+        #expect(TLSConfiguration(certificateAuthoritiesFile: file, trustsSystemCertificateAuthorities: false).trustRoots == .only(certificatesFile: file))
+        #expect(TLSConfiguration(trustsSystemCertificateAuthorities: false).trustRoots == .nothing)
+    }
+
     @Test func directIgnoresTheEnvironmentAndAnExplicitProxyKeepsCredentialsOutOfItsAddress() throws {
         #expect(CurlConnectionOptions.settings(tls: TLSConfiguration(), proxy: .direct).contains(.text(CURLOPT_PROXY, "")))
         let proxy = try #require(Proxy(url: "http://me:secret@127.0.0.1:3128"))
@@ -71,7 +101,7 @@ struct TLSConfigurationTests {
     #endif
 
     @Test func urlSessionRefusesWhatItCannotHonourAndSendsNothing() async throws {
-        let transport = URLSessionTransport(tls: TLSConfiguration(pinnedPublicKeys: [try #require(PublicKeyPin(sha256: Data(count: 32)))]))
+        let transport = URLSessionTransport(tls: TLSConfiguration(pinnedPublicKeys: [try #require(PublicKeyPin(sha256: Data(count: 32))).description]))
         let url = try #require(URL(string: "https://127.0.0.1:9/never"))
         let error = await #expect(throws: URLError.self) { try await transport.send(url) }
         #expect(error?.code == .secureConnectionFailed)

@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// What `CurlTransport` reports about a TLS connection: its version, its reuse and whether the
 /// certificate was verified, against the test CA's nginx servers.
@@ -49,7 +49,7 @@ struct TLSMetricsWireTests {
 
     @Test func anInsecureServersEchoWarnsOnEveryLine() async throws {
         let sink = EchoCapture()
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: sink)
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: sink.sink)
         configuration.builtInTransport = .curl
         configuration.tls.disablesCertificateVerificationInsecurely = true
         let server = ConveyServer(remote: Remote(name: "expired", url: try TLSTestServers.url("CONVEY_TLS_EXPIRED_URL", "")),

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// The TLS servers, test CA and proxies `scripts/with-test-servers` starts (see its header).
 enum TLSTestServers {
@@ -27,8 +27,8 @@ enum TLSTestServers {
     }
 
     /// The server's public-key pin, and another key's.
-    static func serverPin() throws -> PublicKeyPin { try #require(PublicKeyPin(try text("server.pin"))) }
-    static func otherPin() throws -> PublicKeyPin { try #require(PublicKeyPin(try text("other.pin"))) }
+    static func serverPin() throws -> String { try #require(PublicKeyPin(try text("server.pin"))).description }
+    static func otherPin() throws -> String { try #require(PublicKeyPin(try text("other.pin"))).description }
 
     /// Trusting only the test CA.
     static func trustingTheCA(_ change: (inout TLSConfiguration) throws -> Void = { _ in }) throws -> TLSConfiguration {
@@ -64,9 +64,8 @@ enum TLSTestServers {
 }
 
 extension TransportFailure {
-    /// The transport failure inside a `ConveyError`, or `nil`.
-    static func of(_ error: (any Error)?) -> TransportFailure? {
-        if case .transport(let failure)? = error as? ConveyError { return failure }
-        return nil
+    /// The values of the transport failure a `ConveyError` is, or `nil`.
+    static func of(_ error: (any Error)?) -> (kind: TransportFailure, url: URL?, code: Int, reason: String)? {
+        (error as? ConveyError)?.transportFailure
     }
 }

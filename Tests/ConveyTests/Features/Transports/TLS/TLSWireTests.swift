@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 /// Trust, pinning, TLS versions and client certificates against the test CA's nginx servers, on
 /// `CurlTransport` (URLSession on Linux has no hook for any of them: see `URLSessionTLSTests`).
@@ -43,7 +43,7 @@ struct TLSWireTests {
         let error = await #expect(throws: URLError.self) {
             try await transport(TLSConfiguration()).send(try TLSTestServers.trusted("/hello.txt"))
         }
-        #expect(TransportFailure.Kind(urlErrorCode: error?.code.rawValue ?? 0) == .secureConnectionFailed)
+        #expect(TransportFailure(urlErrorCode: error?.code.rawValue ?? 0) == .secureConnectionFailed)
     }
 
     @Test func anExpiredCertificateFailsAsABadDate() async throws {
@@ -102,7 +102,7 @@ struct TLSWireTests {
     // MARK: Versions
 
     @Test func aTLS13MinimumRefusesATLS12OnlyServer() async throws {
-        let tls = try TLSTestServers.trustingTheCA { $0.minimumVersion = .v1_3 }
+        let tls = try TLSTestServers.trustingTheCA { $0.requiresTLS13 = true }
         let error = await #expect(throws: URLError.self) {
             try await transport(tls).send(try TLSTestServers.url("CONVEY_TLS12_ONLY_URL", "/hello.txt"))
         }
@@ -111,7 +111,7 @@ struct TLSWireTests {
     }
 
     @Test func aTLS13MinimumGetsTLS13WhereOffered() async throws {
-        let tls = try TLSTestServers.trustingTheCA { $0.minimumVersion = .v1_3 }
+        let tls = try TLSTestServers.trustingTheCA { $0.requiresTLS13 = true }
         let response = try await transport(tls).send(try TLSTestServers.trusted("/hello.txt"))
         #expect(response.head.fields["X-TLS-Protocol"] == "TLSv1.3")
     }
@@ -240,7 +240,7 @@ struct TLSWireTests {
     }
 
     private func server(_ tls: TLSConfiguration, transport: BuiltInTransport = .curl) throws -> ConveyServer {
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: EchoCapture())
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: EchoCapture().sink)
         configuration.builtInTransport = transport
         configuration.tls = tls
         let base = try TLSTestServers.trusted("")

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Transport) @_spi(Tools) @testable import Convey
 
 private struct Get: ServerTask {
     let server: ConveyServer
@@ -26,8 +26,8 @@ struct URLSessionTransportTests {
         let error = await #expect(throws: ConveyError.self) {
             try await Get(server: server, path: "delay/3", configuration: .init(timeout: .milliseconds(500))).download()
         }
-        guard case .timedOut(let failure) = error else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
-        #expect(failure.kind == .attempt)
+        guard let failure = error?.timeout else { Issue.record("expected a timeout, got \(String(describing: error))"); return }
+        #expect(failure.isTotal == false)
         #expect(failure.limit == .milliseconds(500))
     }
 

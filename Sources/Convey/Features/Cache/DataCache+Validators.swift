@@ -4,45 +4,37 @@ import Foundation
 /// request for a URL is unconditional and downloads the whole body again.
 ///
 /// ```swift
-/// let tag = await cache.eTags.eTag(for: url)        // "\"6b00f27b-11\""
-/// await cache.eTags.removeValidators(for: url)      // next fetch: no If-None-Match
+/// let tag = await cache.eTag(for: url)        // "\"6b00f27b-11\""
+/// await cache.removeValidators(for: url)      // next fetch: no If-None-Match
 /// ```
 ///
 /// Tags live inside the cache entries (there is no separate tag file to drift out of step),
 /// so removing a response removes its tags too.
-public struct ETagStore: Sendable {
-    /// The cache whose entries hold the tags.
-    public let cache: DataCache
-
-    /// A view of `cache`'s validators.
-    public init(cache: DataCache) {
-        self.cache = cache
-    }
-
+extension DataCache {
     /// The `ETag` stored for a GET of `url`, as the server sent it (quotes and `W/` included).
-    public func eTag(for url: URL) async -> String? {
-        await cache.response(for: url)?.eTag
+    public nonisolated func eTag(for url: URL) async -> String? {
+        await response(for: url)?.eTag
     }
 
     /// The `Last-Modified` stored for a GET of `url`, as the server sent it.
-    public func lastModified(for url: URL) async -> String? {
-        await cache.response(for: url)?.lastModified
+    public nonisolated func lastModified(for url: URL) async -> String? {
+        await response(for: url)?.lastModified
     }
 
     /// Forgets the `ETag` and `Last-Modified` stored for `url` (GET and HEAD); the bodies stay,
     /// but once stale they are downloaded again in full instead of revalidated.
-    public func removeValidators(for url: URL) async {
+    public nonisolated func removeValidators(for url: URL) async {
         for method in [HTTPMethod.get, .head] {
             let key = CacheKey.key(for: url, method: method)
-            if let entry = await cache.entry(forKey: key), let stripped = Self.withoutValidators(entry) {
-                await cache.store(stripped)
+            if let entry = await entry(forKey: key), let stripped = Self.withoutValidators(entry) {
+                await store(stripped)
             }
         }
     }
 
     /// Forgets every stored `ETag` and `Last-Modified`, in memory and on disk.
-    public func removeAll() async {
-        await cache.rewriteAll(Self.withoutValidators)
+    public nonisolated func removeAllValidators() async {
+        await rewriteAll(Self.withoutValidators)
     }
 
     /// The entry without its validators, or `nil` when it has none.

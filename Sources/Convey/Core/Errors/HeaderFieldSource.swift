@@ -1,0 +1,27 @@
+/// Where a request header field came from, for the `source` of `ConveyError.invalidHeaderField`.
+enum HeaderFieldSource: CaseIterable {
+    /// `ServerConfiguration.userAgent`.
+    case userAgent
+    /// `ServerConfiguration.defaultHeaders`.
+    case defaultHeaders
+    /// The task's `headers` (by default the server's `headers(for:)`).
+    case taskHeaders
+    /// The request body's `contentType` or `contentEncoding`.
+    case body
+    /// A part header of a multipart body.
+    case multipartPart
+    /// The request the task's `willSendRequest(request:)` returned.
+    case willSendRequest
+
+    /// Where the field came from, as the error says it.
+    var phrase: String {
+        switch self {
+        case .userAgent: "the server configuration's userAgent"
+        case .defaultHeaders: "the server configuration's defaultHeaders"
+        case .taskHeaders: "the task's headers"
+        case .body: "the request body's content type or encoding"
+        case .multipartPart: "a multipart part's headers"
+        case .willSendRequest: "the request willSendRequest returned"
+        }
+    }
+}
