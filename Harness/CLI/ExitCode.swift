@@ -63,7 +63,9 @@ extension ExitCode {
             case .cancelled: self = .interrupted
             case .encodingFailed, .invalidHeaderField, .decodingFailed: self = .localFailure
             case .responseTooLarge: self = .noResponse
-            case .downloadFailed: self = .localFailure
+            case .downloadFailed, .noRecordedAnswer, .harFileUnusable, .credentialRefused, .outboxLimitReached,
+                 .outboxStorageFailed, .outboxFolderInUse, .unknownOutboxItem: self = .localFailure
+            case .attemptsExhausted, .expired, .notDelivered: self = .noResponse
             }
         } else {
             self = .localFailure

@@ -65,7 +65,8 @@ extension DemoSteps {
                     _ = try await SessionProfileTask(server: offline, page: "2").download()
                     return nil
                 } catch {
-                    return (error as? HARError)?.logDetail
+                    guard case ConveyError.noRecordedAnswer? = error as? ConveyError else { return nil }
+                    return (error as? ConveyError)?.logDetail
                 }
             }
             guard !written.contains(harToken), !written.contains(secret) else {
@@ -78,7 +79,7 @@ extension DemoSteps {
             }
             guard unmatched != nil else { return .misbehaved("a request the file does not hold was answered") }
             return .behaved("the replay gave the same answers with nothing sent, echoed secrets masked (the token matched its masked"
-                            + " entry); a request the file lacks failed with HARError.unmatchedRequest naming it")
+                            + " entry); a request the file lacks failed with ConveyError.noRecordedAnswer naming it")
         } catch {
             return .misbehaved(DemoText.error(error))
         }

@@ -22,6 +22,16 @@ enum DemoText {
         case .cacheFolderUnavailable: "cacheFolderUnavailable"
         case .responseTooLarge: "responseTooLarge"
         case .downloadFailed: "downloadFailed"
+        case .noRecordedAnswer: "noRecordedAnswer"
+        case .harFileUnusable: "harFileUnusable"
+        case .credentialRefused: "credentialRefused"
+        case .outboxLimitReached: "outboxLimitReached"
+        case .attemptsExhausted: "attemptsExhausted"
+        case .expired: "expired"
+        case .notDelivered: "notDelivered"
+        case .outboxStorageFailed: "outboxStorageFailed"
+        case .outboxFolderInUse: "outboxFolderInUse"
+        case .unknownOutboxItem: "unknownOutboxItem"
         }
         return "ConveyError." + name
     }

@@ -103,7 +103,7 @@ enum OutboxCommand {
             var attemptedHere: Set<String> = []
             for await item in changes {
                 if item.isFinished {
-                    let expired = if case .failed(OutboxFailure.expired) = item.state { true } else { false }
+                    let expired = if case .failed(ConveyError.expired) = item.state { true } else { false }
                     if attemptedHere.contains(item.id) || expired { printer.outcome(item) }
                 } else if item.attempts > lastAttempts[item.id, default: 0] {
                     attemptedHere.insert(item.id)

@@ -25,7 +25,7 @@ enum OutboxEnqueue {
             return .localFailure
         } catch {
             console.fail(OutboxPrinter.describe(error))
-            return error is OutboxFailure ? .localFailure : ExitCode(error: error)
+            return ExitCode(error: error)
         }
     }
 }

@@ -97,6 +97,9 @@ struct RunReport: Sendable {
         case .notCached, .cacheFolderUnavailable: "cache"
         case .responseTooLarge: "too large"
         case .downloadFailed: "download"
+        case .noRecordedAnswer, .harFileUnusable: "fixtures"
+        case .credentialRefused, .outboxLimitReached, .attemptsExhausted, .expired, .notDelivered, .outboxStorageFailed,
+             .outboxFolderInUse, .unknownOutboxItem: "outbox"
         case .cancelled: "cancelled"
         }
     }

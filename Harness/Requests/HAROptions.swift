@@ -22,12 +22,12 @@ struct HAROptions: Sendable {
     }
 
     /// Runs `operation` with the files in scope: `--fixtures` answering, `--record-har` keeping
-    /// what came back (from the fixtures, when both are given). Throws `HARError` when a file
+    /// what came back (from the fixtures, when both are given). Throws `ConveyError.harFileUnusable` when a file
     /// cannot be read, and whatever `operation` throws.
     @ConveyActor
     func scope<Result: Sendable>(_ operation: @ConveyActor () async throws -> Result) async throws -> Result {
-        let replay = try fixtures.map { file throws(HARError) in try HARFixtures(file: file) }
-        let capture = try recording.map { file throws(HARError) in try HARFixtures(file: file, mode: .capture) }
+        let replay = try fixtures.map { file throws(ConveyError) in try HARFixtures(file: file) }
+        let capture = try recording.map { file throws(ConveyError) in try HARFixtures(file: file, mode: .capture) }
         switch (replay, capture) {
         case (nil, nil): return try await operation()
         case (let replay?, nil): return try await replay.scope { try await operation() }

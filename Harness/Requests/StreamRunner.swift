@@ -39,7 +39,10 @@ enum StreamRunner {
             }
             console.fail(configuration.redaction.maskedText(String(describing: error)))
             if let status = (error as? HTTPError)?.statusCode { return ExitCode(status: status) }
-            return error is HARError ? .localFailure : .noResponse
+            switch error as? ConveyError {
+            case .noRecordedAnswer?, .harFileUnusable?: return .localFailure
+            default: return .noResponse
+            }
         }
     }
 

@@ -17,7 +17,7 @@ import Foundation
 /// ```
 ///
 /// Errors thrown by your own hooks reach the caller unchanged.
-public enum ConveyError: Error, Sendable, CustomStringConvertible {
+public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The task's URL could not be built. Carries the text that failed and why.
     case invalidURL(String, reason: String)
     /// The server has no `remote`, so there is nowhere to send the task.
@@ -60,6 +60,35 @@ public enum ConveyError: Error, Sendable, CustomStringConvertible {
     case responseTooLarge(limit: Int64, url: URL?, isHead: Bool)
     /// A download to a file could not be written, verified or put in place; the destination is untouched.
     case downloadFailed(destination: URL, reason: String)
+    /// No entry of the HAR fixtures' `file` answers this request (`HARFixtures` replaying): `request`
+    /// is its method and masked URL (`GET https://api.example.com/users?page=2`), `reason` what
+    /// came closest. Never retried: the file will not answer it the next time either.
+    case noRecordedAnswer(request: String, file: String, reason: String)
+    /// A HAR file could not be read (missing, a link, not a regular file, over the size limit),
+    /// is not HAR that Convey reads (`location` names the place, such as
+    /// `log.entries[3].response.content.text`), or could not be written (then nothing in it changed).
+    case harFileUnusable(path: String, location: String?, reason: String)
+    /// An `Outbox` refused to enqueue a task that sets a credential (`Authorization`, `Cookie`,
+    /// an API key or token field, URL user info, a credential query parameter) itself: items
+    /// never store credentials; the server's `headers(for:)` supplies them when each attempt is
+    /// sent. `field` names what was refused.
+    case credentialRefused(field: String)
+    /// An enqueue would pass one of the outbox's limits (`Outbox.Configuration`): `limit` names
+    /// it, `maximum` is its value.
+    case outboxLimitReached(limit: String, maximum: Int64)
+    /// Every attempt the outbox's retry policy allows failed; `lastError` is the last one's, masked.
+    case attemptsExhausted(attempts: Int, lastError: String)
+    /// The outbox item was still not delivered when its expiry passed; `lastError` is the last attempt's, masked.
+    case expired(lastError: String?)
+    /// The outbox item failed with an error whose type did not survive a restart; the text says what it was.
+    case notDelivered(String)
+    /// The outbox folder or one of its files could not be read or written (a full disk, permissions).
+    case outboxStorageFailed(String)
+    /// Another process owns the outbox folder: it is delivering or changing items. Enqueueing and
+    /// reading need no ownership; delivering, retrying and dropping do.
+    case outboxFolderInUse(String)
+    /// No outbox item has this ID.
+    case unknownOutboxItem(String)
 
     /// A sentence fit to show a person, or `nil` for cancellation, which is never shown as an error.
     public var userMessage: String? {
@@ -75,6 +104,12 @@ public enum ConveyError: Error, Sendable, CustomStringConvertible {
         case .cacheFolderUnavailable: "The cache couldn't be opened."
         case .responseTooLarge: "The server's answer was too large."
         case .downloadFailed: "The download couldn't be saved."
+        case .noRecordedAnswer: "This request has no recorded answer."
+        case .harFileUnusable: "The recorded exchanges couldn't be read or written."
+        case .credentialRefused, .outboxLimitReached, .outboxStorageFailed: "The request couldn't be saved for sending later."
+        case .attemptsExhausted, .expired, .notDelivered: "The request couldn't be delivered."
+        case .outboxFolderInUse: "Another copy of the app is sending queued requests."
+        case .unknownOutboxItem: "The queued request no longer exists."
         }
     }
 
@@ -108,6 +143,21 @@ public enum ConveyError: Error, Sendable, CustomStringConvertible {
         case .responseTooLarge(let limit, let url, let isHead):
             "Response \(isHead ? "head" : "body") from \(Self.text(url)) exceeded the limit of \(limit) bytes; the transfer was stopped"
         case .downloadFailed(let destination, let reason): "Download to \(destination.path) failed: \(reason)"
+        case .noRecordedAnswer(let request, let file, let reason):
+            // No colon right after the URL: the masking rule would read it as part of the URL.
+            "No entry in \(file) answers \(request) — \(reason)"
+        case .harFileUnusable(let path, let location?, let reason): "\(path) is not a HAR file Convey can read: \(location): \(reason)"
+        case .harFileUnusable(let path, nil, let reason): "The HAR file \(path) could not be used: \(reason)"
+        case .credentialRefused(let field):
+            "Refused to enqueue: the task sets the credential \(field) itself. Outbox items never store credentials; "
+                + "the server's headers(for:) supplies them when each attempt is sent (and the harness's `outbox run -H`)"
+        case .outboxLimitReached(let limit, let maximum): "Refused to enqueue: the outbox would pass its \(limit) limit of \(maximum)"
+        case .attemptsExhausted(let attempts, let lastError): "Not delivered after \(attempts) attempt\(attempts == 1 ? "" : "s"): \(lastError)"
+        case .expired(let lastError): "Not delivered before its expiry passed" + (lastError.map { "; last error: \($0)" } ?? "")
+        case .notDelivered(let message): "Not delivered: \(message)"
+        case .outboxStorageFailed(let message): "Outbox storage failed: \(message)"
+        case .outboxFolderInUse(let message): "Outbox folder in use: \(message)"
+        case .unknownOutboxItem(let id): "No outbox item \(id)"
         }
     }
 

@@ -253,7 +253,9 @@ extension TaskRunner {
                 built.hold = hold
             }
             if plan.hooks.mustCall(.willSendRequest) {
-                let parameter = T.HookRequest.hookParameter(request)
+                guard let parameter = T.HookRequest.hookParameter(request) else {
+                    throw ConveyError.invalidURL(request.url.absoluteString, reason: "willSendRequest takes a \(T.HookRequest.self), which is no request: declare it with OutgoingRequest")
+                }
                 request = try await Hooks.call(.willSendRequest, of: T.self) { try await task.willSendRequest(request: parameter) }
                     .outgoingRequest()
                 try FieldValidation.check(request, source: .willSendRequest)

@@ -76,11 +76,11 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     /// The request type `willSendRequest(request:)` works on: `OutgoingRequest`, inferred from
     /// your hook. A hook written with Foundation's `URLRequest` still works (it is converted each
     /// way), with a deprecation warning that names the signature to use.
-    associatedtype HookRequest: WillSendRequestParameter = OutgoingRequest
+    associatedtype HookRequest: HookParameter = OutgoingRequest
     /// The response type `didReceiveResponse(response:data:)` gets: `ResponseHead`, inferred from
     /// your hook. A hook written with Foundation's `HTTPURLResponse` still works, with a
     /// deprecation warning that names the signature to use.
-    associatedtype HookResponse: DidReceiveResponseParameter = ResponseHead
+    associatedtype HookResponse: HookParameter = ResponseHead
 
     /// Called before each attempt is sent; the returned request is the one really sent.
     func willSendRequest(request: HookRequest) async throws -> HookRequest

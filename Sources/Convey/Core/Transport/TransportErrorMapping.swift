@@ -7,11 +7,11 @@ import FoundationNetworking
 /// cases, every other `URLError` to a `ConveyError.transport` of the kind its code stands for.
 ///
 /// Transports report faults as `URLError`s with the code URLSession uses for them (see
-/// `CurlErrors`, `URLSessionErrors`), or as `ConveyError`s, which pass through unchanged, as do
-/// the `HARError`s of a HAR fixture transport (a request the file does not answer).
+/// `CurlErrors`, `URLSessionErrors`), or as `ConveyError`s, which pass through unchanged (a HAR
+/// fixture transport's `noRecordedAnswer` among them).
 enum TransportErrors {
     static func map(_ error: any Error, url: URL?, timeout: Duration) -> any Error {
-        if error is ConveyError || error is HTTPError || error is HARError { return error }
+        if error is ConveyError || error is HTTPError { return error }
         if error is CancellationError { return ConveyError.cancelled }
         guard let urlError = error as? URLError else {
             return ConveyError.transport(.other, url: url, code: -1, reason: String(describing: error))

@@ -205,7 +205,9 @@ struct EchoFormatter {
             return "Cache folder unavailable: \(reason)"
         case .responseTooLarge(let limit, _, let isHead):
             return "Response \(isHead ? "head" : "body") over the limit of \(DisplayFormat.byteCount(limit))"
-        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField:
+        case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField,
+             .noRecordedAnswer, .harFileUnusable, .credentialRefused, .outboxLimitReached, .attemptsExhausted, .expired,
+             .notDelivered, .outboxStorageFailed, .outboxFolderInUse, .unknownOutboxItem:
             return convey.logDetail
         }
     }

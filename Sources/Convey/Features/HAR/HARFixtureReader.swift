@@ -2,7 +2,7 @@ import Foundation
 
 /// Reads a HAR file (Convey's, a browser's, mitmproxy's, Charles's) into fixtures, treating it as
 /// untrusted input: at most `HARAppender.maximumFileSize` bytes, opened only as a regular file
-/// and never through a link, and every problem a `HARError` that says where.
+/// and never through a link, and every problem a `HARError` that says where (`ConveyError.harFileUnusable` to apps).
 ///
 /// What is read: each entry's request method, URL and body (`postData.text`, in base64 when its
 /// `_encoding` or `encoding` says so), and its response status, HTTP version, headers in order

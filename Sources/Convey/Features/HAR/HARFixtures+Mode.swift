@@ -2,7 +2,7 @@ extension HARFixtures {
     /// What happens to a request, by whether the file answers it.
     public enum Mode: String, Sendable, Hashable, CaseIterable {
         /// Answer from the file only: a request no entry answers fails with
-        /// `HARError.unmatchedRequest`. Nothing is sent, nothing is written.
+        /// `ConveyError.noRecordedAnswer`. Nothing is sent, nothing is written.
         case replay
         /// Answer from the file; send a request no entry answers to the network, writing nothing.
         case passThrough

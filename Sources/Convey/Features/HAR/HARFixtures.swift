@@ -13,7 +13,7 @@ import Foundation
 /// Matching, in file order: the method, the URL (query parameters in any order, a masked value
 /// standing for any value), and, where several entries share those but not their bodies, the
 /// body. Entries for one request answer in turn (a 503, then a 200), each once. A request no
-/// entry answers (or whose entries have all answered) fails with `HARError.unmatchedRequest`,
+/// entry answers (or whose entries have all answered) fails with `ConveyError.noRecordedAnswer`,
 /// naming it; in `passThrough`, `record` and `capture` modes it goes to the network instead (`Mode`).
 ///
 /// What record and capture modes write is masked by `redaction` (the one rule echo and records
@@ -43,16 +43,21 @@ public final class HARFixtures: Sendable {
     ///     server's `configuration.redaction` when it hides more.
     ///   - includingSecrets: keep credentials in what is written. Only for files that never leave
     ///     your machine; the file's `comment` says it holds credentials.
-    /// - Throws: `HARError` when the file cannot be read or is not HAR.
-    public init(file: URL, mode: Mode = .replay, redaction: Redaction = .standard, includingSecrets: Bool = false) throws(HARError) {
+    /// - Throws: `ConveyError.harFileUnusable` when the file cannot be read or is not HAR.
+    public init(file: URL, mode: Mode = .replay, redaction: Redaction = .standard, includingSecrets: Bool = false) throws(ConveyError) {
         self.file = file
         self.mode = mode
         self.redaction = redaction
         includesSecrets = includingSecrets
         let path = file.path(percentEncoded: false)
-        let read = try HARFixtureReader.read(path: path)
+        let read: (fixtures: [HARFixture], skipped: Int)?
+        do throws(HARError) {
+            read = try HARFixtureReader.read(path: path)
+        } catch {
+            throw error.conveyError
+        }
         if read == nil, mode == .replay || mode == .passThrough {
-            throw HARError.unreadableFile(path: path, reason: "there is no such file")
+            throw HARError.unreadableFile(path: path, reason: "there is no such file").conveyError
         }
         store = HARFixtureStore(read?.fixtures ?? [])
         skippedEntryCount = read?.skipped ?? 0

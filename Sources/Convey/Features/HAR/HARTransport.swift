@@ -37,8 +37,8 @@ struct HARTransport: ConveyTransport {
     private func unanswered(_ request: TransportRequest, into sink: any ResponseBodySink, reason: String) async throws -> ExchangeMetrics {
         switch fixtures.mode {
         case .replay:
-            throw HARError.unmatchedRequest(request: request.request.method.rawValue + " " + Redaction.standard.maskedURL(request.request.url),
-                                            file: fixtures.file.path(percentEncoded: false), reason: reason)
+            throw ConveyError.noRecordedAnswer(request: request.request.method.rawValue + " " + Redaction.standard.maskedURL(request.request.url),
+                                               file: fixtures.file.path(percentEncoded: false), reason: reason)
         case .passThrough:
             return try await network.send(request, into: sink)
         case .record, .capture:

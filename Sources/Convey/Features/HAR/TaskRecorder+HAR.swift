@@ -14,7 +14,7 @@ extension TaskRecorder {
     ///
     /// - Returns: how many entries were written.
     @discardableResult
-    public func exportHAR(to file: URL, redaction: Redaction = .standard, includingSecrets: Bool = false) async throws(HARError) -> Int {
+    public func exportHAR(to file: URL, redaction: Redaction = .standard, includingSecrets: Bool = false) async throws(ConveyError) -> Int {
         await flush()
         let folder = RecordFolder(url: folder)
         let path = file.path(percentEncoded: false)
@@ -26,7 +26,11 @@ extension TaskRecorder {
                 })
             }
         }
-        return try result.get()
+        do throws(HARError) {
+            return try result.get()
+        } catch {
+            throw error.conveyError
+        }
     }
 
     private static func export(_ folder: RecordFolder, to path: String, privacy: HARPrivacy, includingSecrets: Bool) throws(HARError) -> Int {

@@ -28,19 +28,19 @@ final class FolderLock: @unchecked Sendable {
     static func path(in folderPath: String) -> String { folderPath + "/.lock" }
 
     /// Takes the lock without waiting: the lock, or `nil` when another holder has it.
-    static func tryAcquire(in folderPath: String) throws(OutboxFailure) -> FolderLock? {
+    static func tryAcquire(in folderPath: String) throws(ConveyError) -> FolderLock? {
         let path = path(in: folderPath)
         let file: OwnerOnlyFiles.OpenedFile
         do {
             file = try OwnerOnlyFiles.openOrCreate(atPath: path)
         } catch {
-            throw .storage(error.description)
+            throw .outboxStorageFailed(error.description)
         }
         guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             close(file.descriptor)
             if code == EWOULDBLOCK || code == EAGAIN || code == EINTR { return nil }
-            throw .storage(FileFailure(path: path, action: "lock", code: code).description)
+            throw .outboxStorageFailed(FileFailure(path: path, action: "lock", code: code).description)
         }
         let holder = Array("\(getpid())\n".utf8)
         if ftruncate(file.descriptor, 0) == 0 {

@@ -2,13 +2,13 @@ import Foundation
 
 extension Outbox {
     /// Makes a failed item pending again: tried at once, its attempts and expiry counted afresh,
-    /// with the same key. Returns the item. Throws `OutboxFailure.unknownItem`, or
-    /// `OutboxFailure.folderInUse` while another process owns the folder.
+    /// with the same key. Returns the item. Throws `ConveyError.unknownOutboxItem`, or
+    /// `ConveyError.outboxFolderInUse` while another process owns the folder.
     @discardableResult
     public func retry(_ id: String) async throws -> OutboxItem {
         try await changingItems {
             await reload(tidy: !isDelivering)
-            guard var entry = entries[id] else { throw OutboxFailure.unknownItem(id) }
+            guard var entry = entries[id] else { throw ConveyError.unknownOutboxItem(id) }
             guard entry.state.phase == .failed else { return }
             entry.state.phase = .pending
             entry.state.countedAttempts = 0
@@ -25,13 +25,13 @@ extension Outbox {
             publish(id)
             wake()
         }
-        guard let item = item(id: id) else { throw OutboxFailure.unknownItem(id) }
+        guard let item = item(id: id) else { throw ConveyError.unknownOutboxItem(id) }
         return item
     }
 
     /// Removes an item, whatever its state: a pending one is never sent (an attempt in flight is
     /// cancelled first, though its request may already have reached the server). Throws
-    /// `OutboxFailure.unknownItem`, or `OutboxFailure.folderInUse` while another process owns the folder.
+    /// `ConveyError.unknownOutboxItem`, or `ConveyError.outboxFolderInUse` while another process owns the folder.
     public func drop(_ id: String) async throws {
         try await changingItems {
             if let attempt = inFlight[id] {
@@ -40,7 +40,7 @@ extension Outbox {
             } else {
                 await reload(tidy: !isDelivering)
             }
-            guard entries[id] != nil else { throw OutboxFailure.unknownItem(id) }
+            guard entries[id] != nil else { throw ConveyError.unknownOutboxItem(id) }
             let store = store
             try await Self.onDisk { try store.remove(id: id) }
             entries[id] = nil
@@ -57,7 +57,7 @@ extension Outbox {
         if ownership != nil { return try await change() }
         let path = store.path
         guard let lock = try await Self.onDisk({ try FolderLock.tryAcquire(in: path) }) else {
-            throw OutboxFailure.folderInUse("\(FolderLock.holderDescription(in: path)) is delivering from \(path); stop it, or change the item there")
+            throw ConveyError.outboxFolderInUse("\(FolderLock.holderDescription(in: path)) is delivering from \(path); stop it, or change the item there")
         }
         ownership = lock
         defer { if !isDelivering { ownership = nil } }

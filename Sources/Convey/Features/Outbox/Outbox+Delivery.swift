@@ -28,7 +28,7 @@ extension Outbox {
     static let idleRescanInterval: TimeInterval = 5
 
     private func deliver(_ mode: DeliveryMode) async throws {
-        guard !isDelivering else { throw OutboxFailure.folderInUse("this outbox is already delivering") }
+        guard !isDelivering else { throw ConveyError.outboxFolderInUse("this outbox is already delivering") }
         isDelivering = true
         defer {
             isDelivering = false
@@ -223,7 +223,7 @@ extension Outbox {
                                                       method: HTTPMethod(rawValue: entry.request.method), now: now) else {
                 entries[id] = entry
                 let exhausted = policy.isTransient(error) && entry.state.countedAttempts >= policy.maxAttempts
-                await finishFailed(id, error: exhausted ? OutboxFailure.attemptsExhausted(attempts: entry.state.attempts, lastError: lastError) : error,
+                await finishFailed(id, error: exhausted ? ConveyError.attemptsExhausted(attempts: entry.state.attempts, lastError: lastError) : error,
                                    task: task)
                 return
             }
@@ -232,7 +232,7 @@ extension Outbox {
         let next = now.addingTimeInterval(max(0, wait))
         if let expiry = configuration.expiry, next >= entry.state.pendingSince.addingTimeInterval(expiry.timeInterval) {
             entries[id] = entry
-            await finishFailed(id, error: OutboxFailure.expired(lastError: lastError), task: task)
+            await finishFailed(id, error: ConveyError.expired(lastError: lastError), task: task)
             return
         }
         entry.state.notBefore = next
@@ -251,7 +251,7 @@ extension Outbox {
     }
 
     /// The expiry failure of an item whose expiry has passed, or `nil`.
-    private func expiryFailure(_ entry: Entry, at now: Date) -> OutboxFailure? {
+    private func expiryFailure(_ entry: Entry, at now: Date) -> ConveyError? {
         guard let expiry = configuration.expiry, now >= entry.state.pendingSince.addingTimeInterval(expiry.timeInterval) else { return nil }
         return .expired(lastError: entry.state.lastError)
     }

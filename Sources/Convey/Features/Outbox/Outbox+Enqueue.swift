@@ -11,8 +11,8 @@ extension Outbox {
     /// stored (code cannot be); its `didFinish(with:)`, `didSucceed(with:)` or `didFail(with:)`
     /// run once for the item's outcome, while this outbox lives.
     ///
-    /// Throws `OutboxFailure.credentialRefused` for a credential the task sets itself,
-    /// `OutboxFailure.limitReached` beyond the configured limits, `OutboxFailure.storage` when
+    /// Throws `ConveyError.credentialRefused` for a credential the task sets itself,
+    /// `ConveyError.outboxLimitReached` beyond the configured limits, `ConveyError.outboxStorageFailed` when
     /// the folder cannot be written, and the errors building a request throws.
     @discardableResult
     public func enqueue<Task: DownloadingTask>(_ task: Task) async throws -> OutboxItem {
@@ -61,13 +61,13 @@ extension Outbox {
     }
 
     /// Throws when one more item of `size` bytes would pass a limit.
-    private func checkLimits(adding size: Int64) throws(OutboxFailure) {
+    private func checkLimits(adding size: Int64) throws(ConveyError) {
         let held = entries.values.filter { $0.state.phase != .delivered }
         guard held.count < configuration.maximumItems else {
-            throw .limitReached(limit: "maximumItems", maximum: Int64(configuration.maximumItems))
+            throw .outboxLimitReached(limit: "maximumItems", maximum: Int64(configuration.maximumItems))
         }
         guard held.reduce(Int64(0), { $0 + $1.size }) + size <= configuration.maximumBytes else {
-            throw .limitReached(limit: "maximumBytes", maximum: configuration.maximumBytes)
+            throw .outboxLimitReached(limit: "maximumBytes", maximum: configuration.maximumBytes)
         }
     }
 
@@ -79,7 +79,7 @@ extension Outbox {
         case nil:
             return Data()
         case .data(let data):
-            guard Int64(data.count) <= limit else { throw OutboxFailure.limitReached(limit: "maximumBodySize", maximum: limit) }
+            guard Int64(data.count) <= limit else { throw ConveyError.outboxLimitReached(limit: "maximumBodySize", maximum: limit) }
             return data
         case .file(let file, let removeWhenDone):
             defer { if removeWhenDone { try? FileManager.default.removeItem(at: file) } }
@@ -89,7 +89,7 @@ extension Outbox {
                 let handle = try FileHandle(forReadingFrom: URL(filePath: path))
                 defer { try? handle.close() }
                 let data = try handle.read(upToCount: Int(limit) + 1) ?? Data()
-                guard Int64(data.count) <= limit else { throw OutboxFailure.limitReached(limit: "maximumBodySize", maximum: limit) }
+                guard Int64(data.count) <= limit else { throw ConveyError.outboxLimitReached(limit: "maximumBodySize", maximum: limit) }
                 return data
             }
         }

@@ -15,7 +15,7 @@ import Foundation
 ///   killed during an enqueue leaves the whole item or nothing.
 /// - **No credentials on disk**: credential fields the server's `headers(for:)` supplies are left
 ///   out and asked for again at every attempt; one the task sets itself is refused
-///   (`OutboxFailure.credentialRefused`).
+///   (`ConveyError.credentialRefused`).
 /// - **One key per item**, sent by every attempt, in this process or after a restart.
 /// - **Delivery** goes through the ordinary pipeline (hooks, 401 → refresh → retry, echo,
 ///   recording), one item after another in enqueue order unless `Configuration.concurrency`
@@ -95,7 +95,7 @@ public final class Outbox {
         let state: OutboxItem.State = switch entry.state.phase {
         case .pending: .pending
         case .delivered: .delivered(statusCode: entry.state.statusCode ?? 0, body: entry.keptBody)
-        case .failed: .failed(entry.liveError ?? entry.state.failure?.error(body: entry.keptBody) ?? OutboxFailure.notDelivered(entry.state.lastError ?? "failed"))
+        case .failed: .failed(entry.liveError ?? entry.state.failure?.error(body: entry.keptBody) ?? ConveyError.notDelivered(entry.state.lastError ?? "failed"))
         }
         return OutboxItem(id: id, method: HTTPMethod(rawValue: entry.request.method), url: entry.request.url,
                           idempotencyKey: entry.request.idempotencyKey, taskName: entry.request.taskName,
@@ -124,10 +124,10 @@ public final class Outbox {
     }
 
     /// Waits until the item is delivered or failed, and returns it. Throws
-    /// `OutboxFailure.unknownItem` for an ID the outbox does not have (or that is dropped
+    /// `ConveyError.unknownOutboxItem` for an ID the outbox does not have (or that is dropped
     /// meanwhile), and `CancellationError` when the calling task is cancelled.
     public func outcome(of id: String) async throws -> OutboxItem {
-        guard let current = item(id: id) else { throw OutboxFailure.unknownItem(id) }
+        guard let current = item(id: id) else { throw ConveyError.unknownOutboxItem(id) }
         if current.isFinished { return current }
         let token = UUID()
         return try await withTaskCancellationHandler {
@@ -148,7 +148,7 @@ public final class Outbox {
     /// Tells observers and waiters about the item's new state.
     func publish(_ id: String) {
         guard let item = item(id: id) else {
-            for waiter in outcomeWaiters.removeValue(forKey: id)?.values ?? [:].values { waiter.resume(throwing: OutboxFailure.unknownItem(id)) }
+            for waiter in outcomeWaiters.removeValue(forKey: id)?.values ?? [:].values { waiter.resume(throwing: ConveyError.unknownOutboxItem(id)) }
             return
         }
         for observer in observers.values { observer.yield(item) }

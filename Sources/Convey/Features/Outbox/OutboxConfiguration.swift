@@ -12,7 +12,7 @@ extension Outbox {
         /// (up to `maxDelay`) until the network is back or the item expires.
         public var retryPolicy: RetryPolicy
         /// How long an item may stay pending, from its enqueue (or its last `retry`), before it
-        /// fails with `OutboxFailure.expired`. Default: 7 days. `nil`: never.
+        /// fails with `ConveyError.expired`. Default: 7 days. `nil`: never.
         public var expiry: Duration?
         /// The most pending and failed items the folder may hold. Default: 10,000.
         public var maximumItems: Int

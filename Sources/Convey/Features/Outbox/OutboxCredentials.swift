@@ -12,7 +12,7 @@ import Foundation
 /// (an echo service does) is masked before the body is kept.
 enum OutboxCredentials {
     /// The task's fields without the credentials the server supplied; throws for one the task set itself.
-    static func storableFields(_ taskFields: Headers, serverSupplied: Headers, redaction: Redaction) throws(OutboxFailure) -> [Header] {
+    static func storableFields(_ taskFields: Headers, serverSupplied: Headers, redaction: Redaction) throws(ConveyError) -> [Header] {
         var kept: [Header] = []
         for field in taskFields {
             guard CrossOriginCredentials.isCredential(field.name, redaction) else {
@@ -26,7 +26,7 @@ enum OutboxCredentials {
     }
 
     /// Throws when the URL carries a credential: user info, or a query parameter `redaction` hides.
-    static func checkURL(_ url: URL, redaction: Redaction) throws(OutboxFailure) {
+    static func checkURL(_ url: URL, redaction: Redaction) throws(ConveyError) {
         if url.user != nil || url.password != nil { throw .credentialRefused(field: "URL user info") }
         let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []
         if let secret = items.first(where: { Redaction.standard.hidesQueryParameter($0.name) || redaction.hidesQueryParameter($0.name) }) {

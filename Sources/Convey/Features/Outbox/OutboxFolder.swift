@@ -32,16 +32,16 @@ final class OutboxFolder: Sendable {
     /// Temporary files whose writer is alive are left alone unless they are older than this.
     private static let abandonedTemporaryAge: TimeInterval = 24 * 3600
 
-    init(url: URL, maximumBodySize: Int64) throws(OutboxFailure) {
+    init(url: URL, maximumBodySize: Int64) throws(ConveyError) {
         self.url = url
         path = url.standardizedFileURL.path(percentEncoded: false)
         self.maximumBodySize = maximumBodySize
         do {
             try OwnerOnlyFiles.createFolder(atPath: path)
         } catch {
-            throw .storage(error.description)
+            throw .outboxStorageFailed(error.description)
         }
-        guard access(path, W_OK) == 0 else { throw .storage("\(path) is not writable") }
+        guard access(path, W_OK) == 0 else { throw .outboxStorageFailed("\(path) is not writable") }
     }
 
     // MARK: - Names
@@ -62,7 +62,7 @@ final class OutboxFolder: Sendable {
 
     /// Writes a new item durably: returns once its file and the folder are synced.
     /// Returns the file's size.
-    func writeItem(id: String, request: StoredRequest, body: Data) throws(OutboxFailure) -> Int64 {
+    func writeItem(id: String, request: StoredRequest, body: Data) throws(ConveyError) -> Int64 {
         let record = try encodeRecord(request)
         let bytes = OutboxFileFormat.encode(magic: OutboxFileFormat.requestMagic, record: record, bytes: body)
         try writeDurably(bytes, atPath: itemPath(id), written: .enqueueWritten, renamed: .enqueueRenamed)
@@ -72,7 +72,7 @@ final class OutboxFolder: Sendable {
     /// Replaces an item's state. `durable` syncs the file and the folder, for the states an app
     /// is told about (delivered, failed); the others are cheap renames, and a state file lost to a
     /// power cut reads as damaged, which makes its item pending again (sent with the same key).
-    func writeState(id: String, state: StoredState, bytes: Data, durable: Bool) throws(OutboxFailure) {
+    func writeState(id: String, state: StoredState, bytes: Data, durable: Bool) throws(ConveyError) {
         let record = try encodeRecord(state)
         let file = OutboxFileFormat.encode(magic: OutboxFileFormat.stateMagic, record: record, bytes: bytes)
         if durable {
@@ -84,30 +84,30 @@ final class OutboxFolder: Sendable {
                     try OwnerOnlyFiles.replace(atPath: target, temporaryPath: OwnerOnlyFiles.temporaryPath(besides: target), with: buffer)
                 }
             } catch {
-                throw .storage(String(describing: error))
+                throw .outboxStorageFailed(String(describing: error))
             }
         }
     }
 
     /// Removes an item's files; the request file first, so that the item is gone at once.
-    func remove(id: String) throws(OutboxFailure) {
+    func remove(id: String) throws(ConveyError) {
         for file in [itemPath(id), statePath(id)] where unlink(file) != 0 && errno != ENOENT {
-            throw .storage(FileFailure(path: file, action: "remove", code: errno).description)
+            throw .outboxStorageFailed(FileFailure(path: file, action: "remove", code: errno).description)
         }
-        do { try DurableFiles.syncFolder(atPath: path) } catch { throw .storage(error.description) }
+        do { try DurableFiles.syncFolder(atPath: path) } catch { throw .outboxStorageFailed(error.description) }
     }
 
-    private func encodeRecord(_ value: some Encodable) throws(OutboxFailure) -> Data {
+    private func encodeRecord(_ value: some Encodable) throws(ConveyError) -> Data {
         do {
             return try JSONEncoder().encode(value)
         } catch {
-            throw .storage("could not encode an item's record: \(error)")
+            throw .outboxStorageFailed("could not encode an item's record: \(error)")
         }
     }
 
     /// A new file at `target` in one step: written to a temporary file beside it, synced,
     /// renamed over it, and the folder synced.
-    private func writeDurably(_ bytes: [UInt8], atPath target: String, written: OutboxCrashPoint?, renamed: OutboxCrashPoint?) throws(OutboxFailure) {
+    private func writeDurably(_ bytes: [UInt8], atPath target: String, written: OutboxCrashPoint?, renamed: OutboxCrashPoint?) throws(ConveyError) {
         var syncFailure: Int32 = 0
         do {
             try bytes.withUnsafeBytes { buffer in
@@ -117,14 +117,14 @@ final class OutboxFolder: Sendable {
                 }
             }
         } catch {
-            throw .storage(String(describing: error))
+            throw .outboxStorageFailed(String(describing: error))
         }
         guard syncFailure == 0 else {
             unlink(target)
-            throw .storage(FileFailure(path: target, action: "sync", code: syncFailure).description)
+            throw .outboxStorageFailed(FileFailure(path: target, action: "sync", code: syncFailure).description)
         }
         renamed?.reach()
-        do { try DurableFiles.syncFolder(atPath: path) } catch { throw .storage(error.description) }
+        do { try DurableFiles.syncFolder(atPath: path) } catch { throw .outboxStorageFailed(error.description) }
     }
 
     // MARK: - Reading

@@ -12,7 +12,7 @@ public struct OutboxItem: Sendable, Identifiable {
         /// back, is replaced by `Redaction.mask`.
         case delivered(statusCode: Int, body: Data)
         /// Delivery ended without success: an `HTTPError` for a status the outbox does not retry,
-        /// `OutboxFailure.attemptsExhausted` or `.expired`, or another final error. The item is
+        /// `ConveyError.attemptsExhausted` or `.expired`, or another final error. The item is
         /// kept until the app retries or drops it.
         case failed(any Error)
     }
@@ -46,11 +46,11 @@ public struct OutboxItem: Sendable, Identifiable {
 
     /// The delivered response's body decoded as `type` (JSON, or raw `Data`, or UTF-8 `String`).
     /// Throws the item's error when it failed, `ConveyError.decodingFailed` when the body does
-    /// not decode, and `OutboxFailure.notDelivered` while it is pending.
+    /// not decode, and `ConveyError.notDelivered` while it is pending.
     public func payload<Payload: Decodable>(as type: Payload.Type = Payload.self,
                                             decoder: JSONDecoder = JSONCoding.makeDecoder()) throws -> Payload {
         switch state {
-        case .pending: throw OutboxFailure.notDelivered("item \(id) is still pending")
+        case .pending: throw ConveyError.notDelivered("item \(id) is still pending")
         case .failed(let error): throw error
         case .delivered(_, let body): return try PayloadDecoding.decode(type, from: body, using: decoder, url: url)
         }

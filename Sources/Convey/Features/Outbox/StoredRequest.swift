@@ -58,7 +58,7 @@ struct StoredState: Codable, Sendable, Hashable {
 }
 
 /// A failed item's error in a form that survives a restart: HTTP, transport and timeout errors
-/// come back as the same typed errors; the outbox's own failures as `OutboxFailure`.
+/// come back as the same typed errors; the outbox's own failures as `ConveyError`'s outbox cases.
 struct StoredFailure: Codable, Sendable, Hashable {
     /// How a timeout's `reason` names which limit fired (the file format keeps the words it had).
     static let attemptTimeout = "attempt"
@@ -110,11 +110,11 @@ struct StoredFailure: Codable, Sendable, Hashable {
             timeoutMilliseconds = Int64(limit / .milliseconds(1))
             reason = Self.totalTimeout
             url = failedURL
-        case OutboxFailure.attemptsExhausted(let attempts, let lastError):
+        case ConveyError.attemptsExhausted(let attempts, let lastError):
             kind = .attemptsExhausted
             self.attempts = attempts
             reason = lastError
-        case OutboxFailure.expired(let lastError):
+        case ConveyError.expired(let lastError):
             kind = .expired
             reason = lastError
         default:
@@ -136,11 +136,11 @@ struct StoredFailure: Codable, Sendable, Hashable {
             let limit = Duration.milliseconds(timeoutMilliseconds ?? 0)
             return reason == Self.totalTimeout ? ConveyError.totalTimedOut(limit: limit, url: url) : ConveyError.attemptTimedOut(limit: limit, url: url)
         case .attemptsExhausted:
-            return OutboxFailure.attemptsExhausted(attempts: attempts ?? 0, lastError: reason ?? message)
+            return ConveyError.attemptsExhausted(attempts: attempts ?? 0, lastError: reason ?? message)
         case .expired:
-            return OutboxFailure.expired(lastError: reason)
+            return ConveyError.expired(lastError: reason)
         case .other:
-            return OutboxFailure.notDelivered(message)
+            return ConveyError.notDelivered(message)
         }
     }
 }

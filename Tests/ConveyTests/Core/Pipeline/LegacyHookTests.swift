@@ -5,7 +5,7 @@ import Testing
 /// A request type of an app's own for `willSendRequest`, standing in for Foundation's `URLRequest`
 /// (whose conformance is deprecated, so using it here would warn): the runner hands the hook this
 /// type and sends what it converts back to.
-struct AppRequest: WillSendRequestParameter {
+struct AppRequest: HookParameter {
     var url: URL
     var request: OutgoingRequest
     /// Fields the hook adds, set on the way back.
@@ -13,7 +13,7 @@ struct AppRequest: WillSendRequestParameter {
     /// Makes the conversion back fail, as a `URLRequest` without a URL does.
     var convertsBack = true
 
-    static func hookParameter(_ request: OutgoingRequest) -> AppRequest {
+    static func hookParameter(_ request: OutgoingRequest) -> AppRequest? {
         AppRequest(url: request.url, request: request)
     }
 
@@ -29,7 +29,7 @@ struct AppRequest: WillSendRequestParameter {
 
 /// A response type of an app's own for `didReceiveResponse`, standing in for `HTTPURLResponse`;
 /// it cannot be made for a 299, as an `HTTPURLResponse` subclass cannot be made from a head.
-struct AppResponse: DidReceiveResponseParameter {
+struct AppResponse: HookParameter {
     let status: Int
     let contentType: String?
 
@@ -139,9 +139,9 @@ struct LegacyHookCompileTests {
             let run = try await Self.run(swiftc, arguments, in: folder)
             #expect(run.status == 0, "\(run.output)")
             #expect(!run.output.contains("error:"), "\(run.output)")
-            #expect(run.output.contains("conformance of 'URLRequest' to 'WillSendRequestParameter' is deprecated: "
+            #expect(run.output.contains("conformance of 'URLRequest' to 'HookParameter' is deprecated: "
                 + "declare willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest"))
-            #expect(run.output.contains("conformance of 'HTTPURLResponse' to 'DidReceiveResponseParameter' is deprecated: "
+            #expect(run.output.contains("conformance of 'HTTPURLResponse' to 'HookParameter' is deprecated: "
                 + "declare didReceiveResponse(response: ResponseHead, data: Data) async throws"))
         }
     }

@@ -5,16 +5,16 @@ import Testing
 /// HAR files are untrusted input: every malformed file is a typed error saying where, never a crash.
 @Suite("HAR files as untrusted input")
 struct HARFileTests {
-    private func invalid(_ text: String) throws -> HARError? {
+    private func invalid(_ text: String) throws -> ConveyError? {
         let scratch = try HARScratch()
         defer { scratch.remove() }
         let file = scratch.file("bad.har")
         try Data(text.utf8).write(to: file)
-        return #expect(throws: HARError.self) { try HARFixtures(file: file) }
+        return #expect(throws: ConveyError.self) { try HARFixtures(file: file) }
     }
 
-    private func location(of error: HARError?) -> String? {
-        guard case .invalidFile(_, let location, _)? = error else { return nil }
+    private func location(of error: ConveyError?) -> String? {
+        guard case .harFileUnusable(_, let location?, _)? = error else { return nil }
         return location
     }
 
@@ -88,8 +88,8 @@ struct HARFileTests {
         let fifo = scratch.file("fifo.har")
         #expect(mkfifo(fifo.path(percentEncoded: false), 0o600) == 0)
 
-        let linkError = #expect(throws: HARError.self) { try HARFixtures(file: link) }
-        let fifoError = #expect(throws: HARError.self) { try HARFixtures(file: fifo) }
+        let linkError = #expect(throws: ConveyError.self) { try HARFixtures(file: link) }
+        let fifoError = #expect(throws: ConveyError.self) { try HARFixtures(file: fifo) }
 
         #expect(linkError?.logDetail.contains("symbolic link") == true)
         #expect(fifoError?.logDetail.contains("not a regular file") == true)
@@ -104,10 +104,10 @@ struct HARFileTests {
         try handle.truncate(atOffset: UInt64(HARAppender.maximumFileSize + 1))
         try handle.close()
 
-        let error = #expect(throws: HARError.self) { try HARFixtures(file: file) }
+        let error = #expect(throws: ConveyError.self) { try HARFixtures(file: file) }
 
-        guard case .unreadableFile(_, let reason)? = error else {
-            Issue.record("expected unreadableFile, got \(String(describing: error))")
+        guard case .harFileUnusable(_, nil, let reason)? = error, reason.hasPrefix("could not read it: ") else {
+            Issue.record("expected an unreadable file, got \(String(describing: error))")
             return
         }
         #expect(reason.contains("more than the \(HARAppender.maximumFileSize) expected"))
@@ -123,7 +123,7 @@ struct HARFileTests {
             try HARDocumentSplice(document: Array(notes), path: file.path(percentEncoded: false), addingComment: nil)
         }
 
-        #expect(splice?.logDetail.contains("no \"log\" object") == true)
+        #expect(splice?.conveyError.logDetail.contains("no \"log\" object") == true)
         #expect(try Data(contentsOf: file) == notes)
     }
 

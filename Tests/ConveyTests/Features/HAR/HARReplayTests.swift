@@ -81,11 +81,11 @@ struct HARReplayTests {
         let server = try offlineServer()
 
         let error = await fixtures.scope {
-            await #expect(throws: HARError.self) { try await FetchUser(server: server, query: ["page": "2", "token": "s3cret"]).download() }
+            await #expect(throws: ConveyError.self) { try await FetchUser(server: server, query: ["page": "2", "token": "s3cret"]).download() }
         }
 
-        guard case .unmatchedRequest(let request, let named, let reason) = error else {
-            Issue.record("expected unmatchedRequest, got \(String(describing: error))")
+        guard case .noRecordedAnswer(let request, let named, let reason) = error else {
+            Issue.record("expected noRecordedAnswer, got \(String(describing: error))")
             return
         }
         #expect(request == "GET https://api.example/users/42?page=2&token=‹redacted›")
@@ -114,7 +114,7 @@ struct HARReplayTests {
             try await Search(server: server, items: [URLQueryItem(name: "q", value: "café au lait")]).download()
         }
         let missingOne = await fixtures.scope {
-            await #expect(throws: HARError.self) {
+            await #expect(throws: ConveyError.self) {
                 try await Search(server: server, items: [URLQueryItem(name: "a", value: "1"), URLQueryItem(name: "b", value: "2")]).download()
             }
         }
@@ -136,7 +136,7 @@ struct HARReplayTests {
         let server = try offlineServer()
 
         let first = try await fixtures.scope { try await FlakyStatus(server: server).download() }
-        let again = await fixtures.scope { await #expect(throws: HARError.self) { try await FlakyStatus(server: server).download() } }
+        let again = await fixtures.scope { await #expect(throws: ConveyError.self) { try await FlakyStatus(server: server).download() } }
 
         #expect(first.attemptNumber == 2)
         #expect(String(decoding: first.data, as: UTF8.self) == "up")
@@ -163,7 +163,7 @@ struct HARReplayTests {
             try await CreateUser(server: server, body: .init(name: "Ada", role: "admin", password: "other")).download()
         }
         let error = await fixtures.scope {
-            await #expect(throws: HARError.self) {
+            await #expect(throws: ConveyError.self) {
                 try await CreateUser(server: server, body: .init(name: "Eve", role: "admin", password: "x")).download()
             }
         }
@@ -251,8 +251,12 @@ struct HARReplayTests {
         let scratch = try HARScratch()
         defer { scratch.remove() }
 
-        #expect(throws: HARError.unreadableFile(path: scratch.file("missing.har").path(percentEncoded: false), reason: "there is no such file")) {
-            try HARFixtures(file: scratch.file("missing.har"))
+        let error = #expect(throws: ConveyError.self) { try HARFixtures(file: scratch.file("missing.har")) }
+        guard case .harFileUnusable(let path, nil, let reason)? = error else {
+            Issue.record("expected an unusable file, got \(String(describing: error))")
+            return
         }
+        #expect(path == scratch.file("missing.har").path(percentEncoded: false))
+        #expect(reason == "could not read it: there is no such file")
     }
 }

@@ -101,7 +101,7 @@ struct OutboxDeliveryTests {
         try await outbox.deliverPending()
         #expect(clock.waits.filter { $0 > 0 } == [30, 4])
         guard case .failed(let error) = try #require(outbox.item(id: item.id)).state else { Issue.record("not failed"); return }
-        guard case OutboxFailure.attemptsExhausted(let attempts, let lastError) = error else { Issue.record("\(error)"); return }
+        guard case ConveyError.attemptsExhausted(let attempts, let lastError) = error else { Issue.record("\(error)"); return }
         #expect(attempts == 3)
         #expect(lastError.contains("503"))
     }
@@ -114,7 +114,7 @@ struct OutboxDeliveryTests {
         let item = try await outbox.enqueue(PlaceOrder(server: server, item: "tea"))
         try await outbox.deliverPending()
         guard case .failed(let error) = try #require(outbox.item(id: item.id)).state,
-              case OutboxFailure.expired = error else { Issue.record("not expired"); return }
+              case ConveyError.expired = error else { Issue.record("not expired"); return }
         // Far more attempts than the policy's 10: offline attempts do not count; the waits grow to the 5-minute cap.
         #expect(answers.requests.count > 10)
         #expect(clock.waits.max() ?? 0 <= 300)
@@ -228,7 +228,8 @@ struct OutboxDeliveryTests {
         let delivering = Task { try await first.deliverPending() }
         for await _ in started.stream { break }
         let second = try await outbox(server)
-        await #expect(throws: OutboxFailure.self) { try await second.drop(item.id) }
+        let refused = await #expect(throws: ConveyError.self) { try await second.drop(item.id) }
+        guard case .outboxFolderInUse? = refused else { Issue.record("expected the folder in use, got \(String(describing: refused))"); return }
         gate.continuation.yield()
         try await delivering.value
         try await second.drop(item.id)

@@ -65,11 +65,12 @@ struct OutboxEnqueueTests {
         let ownToken = PlaceOrder(server: server, item: "tea", extraHeaders: ["Authorization": "Bearer task-own-password"])
         let apiKey = PlaceOrder(server: server, item: "tea", extraHeaders: ["X-API-Key": "k-123456"])
 
-        await #expect(throws: OutboxFailure.credentialRefused(field: "header Authorization")) { try await outbox.enqueue(ownToken) }
-        await #expect(throws: OutboxFailure.credentialRefused(field: "header X-API-Key")) { try await outbox.enqueue(apiKey) }
+        await #expect(throws: ConveyError.credentialRefused(field: "header Authorization")) { try await outbox.enqueue(ownToken) }
+        await #expect(throws: ConveyError.credentialRefused(field: "header X-API-Key")) { try await outbox.enqueue(apiKey) }
         do {
             try await outbox.enqueue(ownToken)
-        } catch let failure as OutboxFailure {
+        } catch let failure as ConveyError {
+            guard case .credentialRefused = failure else { Issue.record("expected a refused credential, got \(failure)"); return }
             #expect(failure.logDetail.contains("never store credentials"))
             #expect(!failure.logDetail.contains("task-own-password"))
         }
@@ -87,11 +88,11 @@ struct OutboxEnqueueTests {
             var path: String { "feed" }
             var queryParameters: [String: String]? { ["token": "query-password-1"] }
         }
-        await #expect(throws: OutboxFailure.credentialRefused(field: "query parameter token")) { try await outbox.enqueue(Tokened(server: server)) }
+        await #expect(throws: ConveyError.credentialRefused(field: "query parameter token")) { try await outbox.enqueue(Tokened(server: server)) }
 
         let userInfoServer = try outboxServer(ScriptedAnswers([.status(200)]))
         userInfoServer.remote = Remote(name: "basic", string: "https://user:pass-word-9@api.example")
-        await #expect(throws: OutboxFailure.credentialRefused(field: "URL user info")) {
+        await #expect(throws: ConveyError.credentialRefused(field: "URL user info")) {
             try await outbox.enqueue(PlaceOrder(server: userInfoServer, item: "tea"))
         }
     }
@@ -104,18 +105,18 @@ struct OutboxEnqueueTests {
         let byCount = try await Outbox(folder: scratch.folder, server: server, configuration: .testing(clock) { $0.maximumItems = 2 })
         try await byCount.enqueue(PlaceOrder(server: server, item: "1"))
         try await byCount.enqueue(PlaceOrder(server: server, item: "2"))
-        await #expect(throws: OutboxFailure.limitReached(limit: "maximumItems", maximum: 2)) {
+        await #expect(throws: ConveyError.outboxLimitReached(limit: "maximumItems", maximum: 2)) {
             try await byCount.enqueue(PlaceOrder(server: server, item: "3"))
         }
         #expect(byCount.items.count == 2)
 
         let bySize = try await Outbox(folder: scratch.root.appending(path: "b"), server: server, configuration: .testing(clock) { $0.maximumBodySize = 8 })
-        await #expect(throws: OutboxFailure.limitReached(limit: "maximumBodySize", maximum: 8)) {
+        await #expect(throws: ConveyError.outboxLimitReached(limit: "maximumBodySize", maximum: 8)) {
             try await bySize.enqueue(PlaceOrder(server: server, item: "a-long-item-name"))
         }
         let byBytes = try await Outbox(folder: scratch.root.appending(path: "c"), server: server, configuration: .testing(clock) { $0.maximumBytes = 600 })
         try await byBytes.enqueue(PlaceOrder(server: server, item: "1"))
-        await #expect(throws: OutboxFailure.limitReached(limit: "maximumBytes", maximum: 600)) {
+        await #expect(throws: ConveyError.outboxLimitReached(limit: "maximumBytes", maximum: 600)) {
             try await byBytes.enqueue(PlaceOrder(server: server, item: "2"))
         }
     }
