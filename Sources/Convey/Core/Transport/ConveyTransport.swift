@@ -19,9 +19,9 @@ import FoundationNetworking
     /// ends the exchange and is rethrown.
     /// A transport that only ever has whole bodies calls `sink.deliver(_:)` with a `TransportResponse`.
     ///
-    /// Runs on the caller's executor (`@ConveyActor` in the pipeline), so a transport that answers
-    /// there crosses no thread; an implementation without `nonisolated(nonsending)` runs on the
-    /// global executor instead, which works but costs a hop each way.
+    /// Runs on the caller's executor (the run's own task in the pipeline, never `@ConveyActor`),
+    /// so a transport that answers there crosses no thread; an implementation without
+    /// `nonisolated(nonsending)` runs on the global executor instead, which works but may cost a hop.
     nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics
 
     /// Whether `send` registers a way to stop its exchange with `request.cancellation` (and ends
