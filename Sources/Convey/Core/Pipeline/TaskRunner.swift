@@ -78,7 +78,9 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             case .succeed:
                 // The machine succeeds a run only after an attempt made its payload.
                 guard let response else {
-                    action = .fail(ConveyError.cancelled, release: nil)
+                    let defect = RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")
+                    assertionFailure(defect.description)
+                    action = .fail(defect, release: nil)
                     continue
                 }
                 await Self.finish(task, delivery: delivery, plan: plan, response: response)
