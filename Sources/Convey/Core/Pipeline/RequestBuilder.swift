@@ -47,17 +47,19 @@ enum RequestBuilder {
             throw ConveyError.encodingFailed(
                 subject: "the body of a \(method) request", reason: "\(method) requests cannot carry a body; use POST or PUT")
         }
-        let configuration = server.configuration
-
-        let userAgent = configuration.userAgent ?? ServerConfiguration.standardUserAgent
+        // The settings as they are before the task's headers are awaited; read one by one, never
+        // by copying the whole configuration.
+        let userAgent = server.configuration.userAgent ?? ServerConfiguration.standardUserAgent
+        let defaultHeaders = server.configuration.defaultHeaders
+        let gzipDownloads = server.configuration.enableGZipDownloads
         try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
         let taskHeaders = try await task.headers
         var headers = Headers()
-        headers.reserveCapacity(4 + configuration.defaultHeaders.count + taskHeaders.count)
+        headers.reserveCapacity(4 + defaultHeaders.count + taskHeaders.count)
         headers.appendLine(Header(name: "User-Agent", value: userAgent))
-        if !configuration.enableGZipDownloads { headers["Accept-Encoding"] = "identity" }
-        try FieldValidation.check(configuration.defaultHeaders, source: .defaultHeaders)
-        headers.append(contentsOf: configuration.defaultHeaders)
+        if !gzipDownloads { headers["Accept-Encoding"] = "identity" }
+        try FieldValidation.check(defaultHeaders, source: .defaultHeaders)
+        headers.append(contentsOf: defaultHeaders)
         if let contentType = body?.contentType {
             try FieldValidation.check(name: "Content-Type", value: contentType, source: .body)
             headers["Content-Type"] = contentType
@@ -98,9 +100,8 @@ enum RequestBuilder {
 
     /// Whether the task may use expensive and constrained networks: the task's choice, else the server's.
     static func networkAccess<Task: DownloadingTask>(for task: Task, server: ConveyServer) -> (expensive: Bool, constrained: Bool) {
-        let configuration = server.configuration
-        return (task.configuration?.allowsExpensiveNetworkAccess ?? configuration.allowsExpensiveNetworkAccess,
-                task.configuration?.allowsConstrainedNetworkAccess ?? configuration.allowsConstrainedNetworkAccess)
+        return (task.configuration?.allowsExpensiveNetworkAccess ?? server.configuration.allowsExpensiveNetworkAccess,
+                task.configuration?.allowsConstrainedNetworkAccess ?? server.configuration.allowsConstrainedNetworkAccess)
     }
 
     /// The idle timeout of one attempt: the task's, else the server's, never below 1 ms.

@@ -54,19 +54,19 @@ final class RunPlan: Sendable {
     @ConveyActor
     init<T: DownloadingTask>(task: T, deliveryTimeout: Duration?, usesCache: Bool) {
         let server = task.server
-        let configuration = server.configuration
         let taskConfiguration = task.configuration
         self.server = server
         transport = server.transport
         scopedReplacement = ScopedTransport.replacement
         tag = task.sessionTag
-        idleTimeout = (taskConfiguration?.timeout ?? configuration.defaultTimeout).clampedTimeout
-        totalTimeout = (deliveryTimeout ?? taskConfiguration?.totalTimeout ?? configuration.defaultTotalTimeout)?.clampedTimeout
-        sizeLimit = taskConfiguration?.maximumResponseSize ?? configuration.maximumResponseSize
-        headSizeLimit = configuration.maximumResponseHeadSize
-        allowsExpensiveNetworkAccess = taskConfiguration?.allowsExpensiveNetworkAccess ?? configuration.allowsExpensiveNetworkAccess
-        allowsConstrainedNetworkAccess = taskConfiguration?.allowsConstrainedNetworkAccess ?? configuration.allowsConstrainedNetworkAccess
-        redirects = RedirectPolicy(follows: task.followsRedirects, maximum: configuration.maximumRedirects, credentials: configuration.redaction)
+        idleTimeout = (taskConfiguration?.timeout ?? server.configuration.defaultTimeout).clampedTimeout
+        totalTimeout = (deliveryTimeout ?? taskConfiguration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
+        sizeLimit = taskConfiguration?.maximumResponseSize ?? server.configuration.maximumResponseSize
+        headSizeLimit = server.configuration.maximumResponseHeadSize
+        allowsExpensiveNetworkAccess = taskConfiguration?.allowsExpensiveNetworkAccess ?? server.configuration.allowsExpensiveNetworkAccess
+        allowsConstrainedNetworkAccess = taskConfiguration?.allowsConstrainedNetworkAccess ?? server.configuration.allowsConstrainedNetworkAccess
+        redirects = RedirectPolicy(
+            follows: task.followsRedirects, maximum: server.configuration.maximumRedirects, credentials: server.configuration.redaction)
         cache = usesCache ? CachePolicy(task: task, server: server, idleTimeout: idleTimeout, sizeLimit: sizeLimit) : nil
         status = StatusCheck(task: task)
         decoder = task.decoder
@@ -76,8 +76,8 @@ final class RunPlan: Sendable {
         retryPolicy = task.retryPolicy
         callsServerDidFinish = type(of: server) != ConveyServer.self && !(task is any FinishReportedByOwner)
         uploadProgress = UploadProgressRelay.relay(for: task)
-        clock = configuration.runClock
-        retryWaiter = configuration.retryWaiter
+        clock = server.configuration.runClock
+        retryWaiter = server.configuration.retryWaiter
     }
 }
 

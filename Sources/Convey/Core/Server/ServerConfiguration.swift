@@ -110,9 +110,9 @@ public struct ServerConfiguration: Sendable {
     /// The in-memory body limit unless one is set: 100 MiB.
     public static var defaultMaximumResponseSize: Int64 { 100 << 20 }
     /// How runs wait between attempts: `Task.sleep`, or in tests a waiter that only records.
-    var retryWaiter: any RetryWaiting = SleepingRetryWaiter()
+    var retryWaiter: any RetryWaiting = SleepingRetryWaiter.shared
     /// What runs measure their total timeout on: the continuous clock, or in tests one moved by hand.
-    var runClock: any RunClock = ContinuousRunClock()
+    var runClock: any RunClock = ContinuousRunClock.shared
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -26,17 +26,16 @@ struct CachePolicy: Sendable {
     /// and the task does not insist on one (`.localOnly`, which then fails as not cached).
     @ConveyActor
     init?<Task: DownloadingTask>(task: Task, server: ConveyServer, idleTimeout: Duration, sizeLimit: Int64?) {
-        let configuration = server.configuration
         let strategy = task.cacheStrategy
-        guard configuration.cache != nil || strategy == .localOnly else { return nil }
-        cache = configuration.cache
+        guard server.configuration.cache != nil || strategy == .localOnly else { return nil }
+        cache = server.configuration.cache
         self.strategy = strategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
-        credentials = configuration.redaction
+        credentials = server.configuration.redaction
         exchangeRules = ExchangeRules(server: ObjectIdentifier(server), limit: sizeLimit, timeout: idleTimeout)
-        heuristic = configuration.heuristicFreshness
+        heuristic = server.configuration.heuristicFreshness
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
-        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? configuration.coalescesRequests)
+        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
         reporter = CacheExchangeReporter(task: task, server: server)
     }
 }

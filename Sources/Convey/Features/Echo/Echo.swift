@@ -50,7 +50,6 @@ struct EchoPlan: Sendable {
     /// is not known to be the default.
     @ConveyActor
     init<Task: DownloadingTask>(task: Task, server: ConveyServer, asksStyleForData: Bool) {
-        let configuration = server.configuration
         let fixed = task.configuration?.echoStyle
         style = fixed ?? task.echoStyle
         if fixed == nil, asksStyleForData {
@@ -58,13 +57,13 @@ struct EchoPlan: Sendable {
         } else {
             styleForData = nil
         }
-        sink = configuration.echoSink
-        redaction = configuration.redaction
-        recorder = configuration.recorder
+        sink = server.configuration.echoSink
+        redaction = server.configuration.redaction
+        recorder = server.configuration.recorder
         method = task.method
         taskType = Task.self
-        serverName = configuration.recorder == nil ? "" : server.name
-        verificationOffForHTTPS = server.usesBuiltInTransport && configuration.tls.disablesCertificateVerificationInsecurely
+        serverName = server.configuration.recorder == nil ? "" : server.name
+        verificationOffForHTTPS = server.usesBuiltInTransport && server.configuration.tls.disablesCertificateVerificationInsecurely
         outboxItem = (task as? any OutboxAttempt)?.label
     }
 

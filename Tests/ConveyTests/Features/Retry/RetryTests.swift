@@ -176,7 +176,8 @@ struct RetryTests {
 }
 
 /// Retry waits that move a manual clock instead of sleeping, so deadline rules meet waits exactly.
-private struct ClockAdvancingWaiter: RetryWaiting {
+private final class ClockAdvancingWaiter: RetryWaiting {
     let clock: ManualRunClock
+    init(clock: ManualRunClock) { self.clock = clock }
     func wait(_ duration: Duration) async throws { clock.advance(by: duration) }
 }
