@@ -50,30 +50,32 @@ public struct Remote: Sendable, Hashable, CustomStringConvertible {
     /// `a/../../admin` does, `a/../b` does not. `%2E` counts as a dot. Only the part before `?`
     /// or `#` is a path.
     static func climbsOutOfPrefix(_ path: String) -> Bool {
-        let pathPart = path.prefix { $0 != "?" && $0 != "#" }
+        // Byte by byte, without an array of segments or Character comparisons: this runs for
+        // every request.
+        let bytes = path.utf8
         var depth = 0
-        // Segment by segment, without an array of them: this runs for every request.
-        var rest = pathPart[...]
-        while !rest.isEmpty {
-            let end = rest.firstIndex(of: "/") ?? rest.endIndex
-            let segment = rest[..<end]
-            rest = end < rest.endIndex ? rest[rest.index(after: end)...] : rest[end...]
-            if segment.isEmpty { continue }
-            switch dotCount(of: segment) {
-            case 1: continue
-            case 2:
-                depth -= 1
-                if depth < 0 { return true }
-            default: depth += 1
+        var segmentStart = bytes.startIndex
+        var index = bytes.startIndex
+        while true {
+            let atEnd = index == bytes.endIndex || bytes[index] == UInt8(ascii: "?") || bytes[index] == UInt8(ascii: "#")
+            if atEnd || bytes[index] == UInt8(ascii: "/") {
+                switch dotCount(of: bytes[segmentStart..<index]) {
+                case 0: if segmentStart != index { depth += 1 }
+                case 1: break
+                default:
+                    depth -= 1
+                    if depth < 0 { return true }
+                }
+                if atEnd { return false }
+                segmentStart = bytes.index(after: index)
             }
+            index = bytes.index(after: index)
         }
-        return false
     }
 
     /// How many dots `segment` is, with `%2E` as a dot: 1 for `.`, 2 for `..`, otherwise 0.
-    /// Byte by byte, since this runs for every request.
-    private static func dotCount(of segment: Substring) -> Int {
-        var bytes = segment.utf8[...]
+    private static func dotCount(of segment: Substring.UTF8View) -> Int {
+        var bytes = segment
         var dots = 0
         while let first = bytes.first {
             if first == UInt8(ascii: ".") {
