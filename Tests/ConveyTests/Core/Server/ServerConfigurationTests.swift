@@ -11,6 +11,14 @@ private struct Probe: ServerTask {
 @Suite("Server configuration")
 @ConveyActor
 struct ServerConfigurationTests {
+    /// The run clock and retry waiter are class-bound existentials (two words each): one of a
+    /// protocol that is not (five words, stored out of line) would make the configuration
+    /// address-only, and every read of one of its settings would copy all of it.
+    @Test func theClockAndWaiterFieldsAreClassBoundExistentials() {
+        #expect(MemoryLayout<any RunClock>.size == 2 * MemoryLayout<UnsafeRawPointer>.size)
+        #expect(MemoryLayout<any RetryWaiting>.size == 2 * MemoryLayout<UnsafeRawPointer>.size)
+    }
+
     @Test func defaultTimeoutAppliesWhenTheTaskHasNone() async throws {
         let seen = RequestLog()
         let server = try stubServer(.answering(seen: seen)) { $0.defaultTimeout = .seconds(12) }
