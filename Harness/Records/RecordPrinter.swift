@@ -31,7 +31,7 @@ struct RecordPrinter {
         field("Outcome", record.outcome.rawValue + status + (record.error.map { " · \($0)" } ?? ""))
         console.out()
         console.out(console.styled("\(record.method) \(record.url ?? "(no request built)")", .boldCyan))
-        headers(record.requestHeaders)
+        headers(record.requestFields)
         body(record.requestBody, truncated: record.requestBodyIsTruncated, size: record.requestBodySize)
         if let status = record.statusCode {
             console.out()
@@ -66,11 +66,7 @@ struct RecordPrinter {
         console.out(console.styled(name.padding(toLength: 9, withPad: " ", startingAt: 0), .dim) + DisplayFormat.terminalSafe(value))
     }
 
-    private func headers(_ headers: [String: String]) {
-        self.headers(headers.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
-    }
-
-    /// Header lines in the order given: a response's as received, repeats kept.
+    /// Header lines in the order given: as sent or received, repeats kept.
     private func headers(_ headers: [Header]) {
         for header in headers {
             console.out("  " + console.styled(header.name, .cyan) + ": " + DisplayFormat.terminalSafe(header.value))

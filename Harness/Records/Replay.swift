@@ -20,9 +20,9 @@ struct Replay: Sendable {
         guard let url = record.url, let split = RequestOptions.absoluteURL(url) else {
             throw refuse("it has no request URL (the attempt failed before a request was built)")
         }
-        let maskedHeaders = record.requestHeaders.filter { field in
-            field.value.contains(Redaction.mask) && !overrides.contains { $0.name.lowercased() == field.key.lowercased() }
-        }.keys.sorted()
+        let maskedHeaders = Set(record.requestFields.filter { field in
+            field.value.contains(Redaction.mask) && !overrides.contains { $0.name.lowercased() == field.name.lowercased() }
+        }.map(\.name)).sorted()
         if !maskedHeaders.isEmpty {
             let names = maskedHeaders.joined(separator: ", ")
             throw refuse("its \(names) header\(maskedHeaders.count == 1 ? " was" : "s were") masked when recorded, and credentials are never stored. Give \(maskedHeaders.count == 1 ? "it" : "them") again, for example -H '\(maskedHeaders[0]): …'")
@@ -45,7 +45,8 @@ struct Replay: Sendable {
         method = HTTPMethod(rawValue: record.method)
         origin = split.remote
         path = split.path
-        var headers = Headers(record.requestHeaders)
+        var headers = Headers()
+        headers.append(contentsOf: record.requestFields)
         headers.append(contentsOf: overrides)
         self.headers = headers
     }

@@ -7,7 +7,6 @@ import FoundationNetworking
 struct AttemptRecord: Sendable {
     var method: String
     var url: URL?
-    var requestHeaders: [String: String]
     /// The request's fields in order, repeats kept.
     var requestFields: Headers
     var requestBody: Data?
@@ -94,7 +93,7 @@ enum Echo {
         let sentRequest = request ?? exchange?.request
         var record = AttemptRecord(
             method: (sentRequest?.method ?? plan.method).rawValue, url: sentRequest?.url,
-            requestHeaders: sentRequest?.allHTTPHeaderFields ?? [:], requestFields: sentRequest?.fields ?? Headers(), requestBody: sentRequest?.body,
+            requestFields: sentRequest?.fields ?? Headers(), requestBody: sentRequest?.body,
             statusCode: exchange?.head.statusCode, responseHeaders: exchange?.head.fields ?? Headers(),
             responseBody: exchange?.body, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
@@ -125,8 +124,7 @@ struct EchoFormatter {
         var blocks: [String] = []
         let url = record.url.map(redaction.maskedURL) ?? "(no URL)"
         if style.printsRequestDetail {
-            let headers = Headers(lines: record.requestHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
-            blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: headers, body: record.requestBody))
+            blocks.append("[Convey] ▶ \(record.method) \(url)" + details(headers: record.requestFields, body: record.requestBody))
         }
         if style.printsResponseDetail, let status = record.statusCode {
             blocks.append("[Convey] ◀ \(status) \(HTTPStatus.reasonPhrase(for: status))" + details(headers: record.responseHeaders, body: record.responseBody))

@@ -7,8 +7,7 @@ extension HAREntry {
     /// rule comes out masked all the same.
     init?(_ record: RecordedTask, privacy: HARPrivacy) {
         guard let url = record.url else { return nil }
-        let requestFields = Headers(lines: record.requestFields
-            ?? record.requestHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) })
+        let requestFields = Headers(lines: record.requestFields)
         let responseFields = Headers(lines: record.responseHeaders)
         let maskedURL = privacy.text(url)
         let version = record.metrics?.httpVersion ?? ""

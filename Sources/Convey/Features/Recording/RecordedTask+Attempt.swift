@@ -10,14 +10,13 @@ extension RecordedTask {
             id: id, taskName: taskName, serverName: serverName,
             startedAt: finishedAt.addingTimeInterval(-duration), duration: duration, attempt: attempt.attemptNumber,
             outcome: Self.outcome(of: attempt.error), method: attempt.method, url: attempt.url.map(redaction.maskedURL),
-            requestHeaders: redaction.maskedHeaders(attempt.requestHeaders),
+            requestFields: Array(redaction.maskedFields(attempt.requestFields)),
             requestBodySize: requestBodySize, requestBody: nil,
             statusCode: attempt.statusCode,
             responseHeaders: Array(redaction.maskedFields(attempt.responseHeaders)),
             responseBodySize: responseBodySize, responseBody: nil,
             error: attempt.error.map(EchoFormatter.summary(of:)),
             metrics: attempt.statusCode == nil || attempt.metrics.isEmpty ? nil : attempt.metrics)
-        requestFields = Array(redaction.maskedFields(attempt.requestFields))
         cacheStatus = attempt.cacheStatus == .network ? nil : attempt.cacheStatus
         certificateVerificationOff = attempt.certificateVerificationOff ? true : nil
         outboxItem = attempt.outboxItem?.id
@@ -34,7 +33,7 @@ extension RecordedTask {
     func withBodies(of attempt: AttemptRecord, limit: Int, redaction: Redaction) -> RecordedTask {
         let formatter = EchoFormatter(style: .consoleFull, redaction: redaction)
         var record = self
-        record.requestBodyRecord = Self.body(attempt.requestBody, contentType: Headers(attempt.requestHeaders)["Content-Type"],
+        record.requestBodyRecord = Self.body(attempt.requestBody, contentType: attempt.requestFields["Content-Type"],
                                        limit: limit, formatter: formatter)
         record.responseBodyRecord = Self.body(attempt.responseBody, contentType: attempt.responseHeaders["Content-Type"], limit: limit, formatter: formatter)
         return record

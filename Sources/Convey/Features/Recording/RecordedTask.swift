@@ -40,11 +40,10 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
     /// The request URL with its userinfo and hidden query parameters masked, or `nil` when the attempt failed
     /// before a request was built.
     public var url: String?
-    /// The request headers as sent, with credential values masked.
-    public var requestHeaders: [String: String]
-    /// The request header fields in the order they were sent, repeats kept, masked as
-    /// `requestHeaders` is; `nil` in records written before the field existed.
-    public var requestFields: [Header]?
+    /// The request header fields in the order they were sent, repeats kept apart, credential
+    /// values masked. Records written before the order was kept list theirs sorted by name.
+    /// `Headers(record.requestFields)` looks one up by name.
+    public var requestFields: [Header]
     /// The size of the request body in bytes (0 for none, or for a body streamed from a file).
     public var requestBodySize: Int
     /// The request body as stored (`"requestBody"` in the file), when the recorder keeps bodies.
@@ -75,14 +74,20 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
 
     /// The file's keys: the properties' names, but for the bodies.
     private enum CodingKeys: String, CodingKey {
-        case formatVersion, id, taskName, serverName, startedAt, duration, attempt, outcome, method, url, requestHeaders, requestFields
+        case formatVersion, id, taskName, serverName, startedAt, duration, attempt, outcome, method, url, requestFields
         case requestBodySize, requestBodyRecord = "requestBody", statusCode, responseHeaders, responseBodySize
         case responseBodyRecord = "responseBody", error, metrics, cacheStatus, certificateVerificationOff, outboxItem
     }
 
+    /// The key of the request's fields in records written before their order was kept: one
+    /// entry per name.
+    private enum EarlierCodingKeys: String, CodingKey {
+        case requestHeaders
+    }
+
     /// Creates a record from its parts; `TaskRecorder` does this.
     init(id: String, taskName: String, serverName: String, startedAt: Date, duration: Double, attempt: Int,
-         outcome: Outcome, method: String, url: String?, requestHeaders: [String: String], requestBodySize: Int,
+         outcome: Outcome, method: String, url: String?, requestFields: [Header], requestBodySize: Int,
          requestBody: RecordedBody?, statusCode: Int?, responseHeaders: [Header], responseBodySize: Int,
          responseBody: RecordedBody?, error: String?, metrics: ExchangeMetrics? = nil) {
         self.metrics = metrics
@@ -96,7 +101,7 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
         self.outcome = outcome
         self.method = method
         self.url = url
-        self.requestHeaders = requestHeaders
+        self.requestFields = requestFields
         self.requestBodySize = requestBodySize
         self.requestBodyRecord = requestBody
         self.statusCode = statusCode
@@ -106,11 +111,45 @@ public struct RecordedTask: Codable, Sendable, Hashable, Identifiable {
         self.error = error
     }
 
+    /// Reads a record, of this format or written before the request's field order was kept.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        formatVersion = try container.decode(Int.self, forKey: .formatVersion)
+        id = try container.decode(String.self, forKey: .id)
+        taskName = try container.decode(String.self, forKey: .taskName)
+        serverName = try container.decode(String.self, forKey: .serverName)
+        startedAt = try container.decode(Date.self, forKey: .startedAt)
+        duration = try container.decode(Double.self, forKey: .duration)
+        attempt = try container.decode(Int.self, forKey: .attempt)
+        outcome = try container.decode(Outcome.self, forKey: .outcome)
+        method = try container.decode(String.self, forKey: .method)
+        url = try container.decodeIfPresent(String.self, forKey: .url)
+        if let fields = try container.decodeIfPresent([Header].self, forKey: .requestFields) {
+            requestFields = fields
+        } else {
+            let earlier = try decoder.container(keyedBy: EarlierCodingKeys.self)
+            let byName = try earlier.decodeIfPresent([String: String].self, forKey: .requestHeaders) ?? [:]
+            requestFields = byName.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { Header(name: $0.key, value: $0.value) }
+        }
+        requestBodySize = try container.decode(Int.self, forKey: .requestBodySize)
+        requestBodyRecord = try container.decodeIfPresent(RecordedBody.self, forKey: .requestBodyRecord)
+        statusCode = try container.decodeIfPresent(Int.self, forKey: .statusCode)
+        responseHeaders = try container.decode([Header].self, forKey: .responseHeaders)
+        responseBodySize = try container.decode(Int.self, forKey: .responseBodySize)
+        responseBodyRecord = try container.decodeIfPresent(RecordedBody.self, forKey: .responseBodyRecord)
+        error = try container.decodeIfPresent(String.self, forKey: .error)
+        metrics = try container.decodeIfPresent(ExchangeMetrics.self, forKey: .metrics)
+        cacheStatus = try container.decodeIfPresent(CacheStatus.self, forKey: .cacheStatus)
+        certificateVerificationOff = try container.decodeIfPresent(Bool.self, forKey: .certificateVerificationOff)
+        outboxItem = try container.decodeIfPresent(String.self, forKey: .outboxItem)
+    }
+
     /// Where the record hides a value: `URL userinfo`, `URL query`, header names and `request body`
     /// whose recorded value contains `Redaction.mask`. A request with any of these cannot be sent
     /// again as recorded.
     public var redactedParts: [String] {
-        var parts = requestHeaders.filter { $0.value.contains(Redaction.mask) }.keys.sorted().map { "header \($0)" }
+        let maskedNames = Set(requestFields.filter { $0.value.contains(Redaction.mask) }.map(\.name))
+        var parts = maskedNames.sorted().map { "header \($0)" }
         if let url {
             let queryStart = url.firstIndex(of: "?") ?? url.endIndex
             if url[queryStart...].contains(Redaction.mask) { parts.insert("URL query", at: 0) }

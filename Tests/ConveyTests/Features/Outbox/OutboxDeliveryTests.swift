@@ -198,8 +198,8 @@ struct OutboxDeliveryTests {
         let recorded = await recorder.records()
         #expect(recorded.count == 2)
         #expect(recorded.allSatisfy { $0.outboxItem == item.id && $0.taskName == "PlaceOrder" })
-        #expect(recorded.allSatisfy { $0.requestHeaders["Idempotency-Key"] == item.idempotencyKey })
-        #expect(recorded.allSatisfy { $0.requestHeaders["Authorization"] == Redaction.mask })
+        #expect(recorded.allSatisfy { Headers($0.requestFields)["Idempotency-Key"] == item.idempotencyKey })
+        #expect(recorded.allSatisfy { Headers($0.requestFields)["Authorization"] == Redaction.mask })
     }
 
     @Test func severalAtOnceWhenAllowed() async throws {

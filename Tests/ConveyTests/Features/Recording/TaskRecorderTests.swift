@@ -11,6 +11,18 @@ private struct ProfileTask: ServerTask {
     }
 }
 
+private struct TaggedTask: ServerTask {
+    let server: ConveyServer
+    var path: String { "tagged" }
+    var headers: Headers {
+        get async throws {
+            var fields: Headers = ["X-Tag": "first", "Authorization": "Bearer header-secret"]
+            fields.add(Header(name: "X-Tag", value: "second"))
+            return fields
+        }
+    }
+}
+
 private struct SignInTask: JSONUploadingTask {
     struct Credentials: Encodable, Sendable { let user: String, password: String }
     let server: ConveyServer
@@ -59,8 +71,8 @@ struct TaskRecorderTests {
         #expect(record.taskName == "ProfileTask")
         #expect(record.method == "GET")
         #expect(record.url == "https://stub.example/profile?page=2&token=\(Redaction.mask)")
-        #expect(record.requestHeaders["Authorization"] == Redaction.mask)
-        #expect(record.requestHeaders["X-Trace"] == "abc")
+        #expect(Headers(record.requestFields)["Authorization"] == Redaction.mask)
+        #expect(Headers(record.requestFields)["X-Trace"] == "abc")
         #expect(Headers(record.responseHeaders)["Set-Cookie"] == Redaction.mask)
         #expect(record.statusCode == 200)
         #expect(record.outcome == .succeeded)
@@ -71,6 +83,39 @@ struct TaskRecorderTests {
         #expect(record.redactedParts == ["URL query", "header Authorization"])
         let onDisk = try String(contentsOf: folder.url.appending(path: record.id + ".json"), encoding: .utf8)
         #expect(!onDisk.contains("secret"))
+    }
+
+    @Test func aRecordKeepsTheRequestFieldsInTheOrderSentWithRepeatsAndOneViewOfThem() async throws {
+        let folder = ScratchFolder()
+        defer { folder.remove() }
+        let recorder = TaskRecorder(folder: folder.url)
+        let server = try stubServer(.answering(status: 200)) { $0.recorder = recorder }
+
+        try await TaggedTask(server: server).send()
+
+        let record = try #require(await recorder.records().first)
+        let taskFields = record.requestFields.filter { ["X-Tag", "Authorization"].contains($0.name) }
+        #expect(taskFields == [Header(name: "X-Tag", value: "first"), Header(name: "X-Tag", value: "second"),
+                               Header(name: "Authorization", value: Redaction.mask)])
+        let onDisk = try Data(contentsOf: folder.url.appending(path: record.id + ".json"))
+        let json = try #require(try JSONSerialization.jsonObject(with: onDisk) as? [String: Any])
+        #expect(json["requestHeaders"] == nil, "the fields are written once, in order")
+        #expect((json["requestFields"] as? [[String: String]])?.count == record.requestFields.count)
+    }
+
+    @Test func aRecordWrittenBeforeTheFieldOrderWasKeptListsItsFieldsSortedByName() throws {
+        let earlier = """
+            {"formatVersion": 2, "id": "20261120T100000.000Z-0001", "taskName": "ProfileTask", "serverName": "api",
+             "startedAt": "2026-11-20T10:00:00Z", "duration": 0.5, "attempt": 1, "outcome": "succeeded", "method": "GET",
+             "url": "https://api.example/profile", "requestHeaders": {"X-Trace": "abc", "accept": "*/*", "Authorization": "‹redacted›"},
+             "requestBodySize": 0, "statusCode": 200, "responseHeaders": [], "responseBodySize": 0}
+            """
+        let record = try RecordedTask.makeJSONDecoder().decode(RecordedTask.self, from: Data(earlier.utf8))
+        #expect(record.requestFields == [Header(name: "accept", value: "*/*"), Header(name: "Authorization", value: "‹redacted›"),
+                                         Header(name: "X-Trace", value: "abc")])
+        #expect(record.redactedParts == ["header Authorization"])
+        let rewritten = try RecordedTask.makeJSONDecoder().decode(RecordedTask.self, from: RecordedTask.makeJSONEncoder().encode(record))
+        #expect(rewritten == record)
     }
 
     @Test func bodiesAreKeptOnlyWhenAskedForAndCutAtTheLimit() async throws {
