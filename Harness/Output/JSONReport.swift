@@ -11,7 +11,7 @@ import Foundation
 enum JSONReport {
     static func text(_ report: RunReport, redaction: Redaction, exitCode: ExitCode) -> String {
         var object: [String: Any] = [
-            "request": ["method": report.method, "url": report.url ?? NSNull(), "headers": report.requestHeaders] as [String: Any],
+            "request": ["method": report.method, "url": report.url ?? NSNull(), "headers": report.requestHeaders.combined] as [String: Any],
             "transport": report.transport,
             "durationMs": (report.duration / .microseconds(1)).rounded() / 1000,
             "exitCode": Int(exitCode.rawValue),

@@ -63,8 +63,8 @@ struct ResultPrinter {
         console.err(console.styledError("* transport: \(report.transport)", .dim))
         if let connection = report.connectionText { console.err(console.styledError("* connection: \(connection)", .dim)) }
         console.err(console.styledError("> \(report.method) \(url)", .cyan))
-        for (name, value) in report.requestHeaders.sorted(by: { $0.key.lowercased() < $1.key.lowercased() }) {
-            console.err(console.styledError("> ", .cyan) + DisplayFormat.terminalSafe("\(name): \(value)"))
+        for field in report.requestHeaders {
+            console.err(console.styledError("> ", .cyan) + DisplayFormat.terminalSafe("\(field.name): \(field.value)"))
         }
         console.err(console.styledError(">", .cyan))
     }

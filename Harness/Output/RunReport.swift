@@ -11,7 +11,8 @@ struct RunReport: Sendable {
     let transport: String
     /// The URL as sent, credentials masked; `nil` when the run failed before a request was built.
     let url: String?
-    let requestHeaders: [String: String]
+    /// The request's header fields as sent, in order, credentials masked.
+    let requestHeaders: Headers
     let response: ServerResponse<Data>?
     let error: (any Error)?
     let duration: Duration
@@ -31,7 +32,7 @@ struct RunReport: Sendable {
         self.method = request?.method.rawValue ?? method.rawValue
         self.transport = transport
         self.url = request.map { redaction.maskedURL($0.url) }
-        self.requestHeaders = redaction.maskedHeaders(request?.allHTTPHeaderFields ?? [:])
+        self.requestHeaders = redaction.maskedFields(request?.fields ?? Headers())
         self.response = response
         self.error = error
         self.duration = response?.duration ?? duration

@@ -12,7 +12,7 @@ public struct Header: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// `Name: value`, the value masked as `Redaction.standard` masks header values.
-    public var description: String { "\(name): \(Redaction.standard.maskedHeaders([name: value])[name] ?? value)" }
+    public var description: String { "\(name): \(Redaction.standard.maskedValue(of: self))" }
 }
 
 /// Header fields in order, names compared case-insensitively: what a request sends and what a

@@ -27,16 +27,9 @@ extension Redaction {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The header fields with the values of hidden headers replaced by `mask`, and URLs and
-    /// parameters in the other values masked as `maskedText(_:)` masks them (a `Location` with a
-    /// password, say).
-    public func maskedHeaders(_ headers: [String: String]) -> [String: String] {
-        headers.reduce(into: [:]) { result, field in
-            result[field.key] = maskedValue(of: Header(name: field.key, value: field.value))
-        }
-    }
-
-    /// The fields, in order, masked as `maskedHeaders(_:)` masks them.
+    /// The fields, in order and with repeats kept, with the values of hidden headers replaced by
+    /// `mask`, and URLs and parameters in the other values masked as `maskedText(_:)` masks them
+    /// (a `Location` with a password, say).
     public func maskedFields(_ fields: Headers) -> Headers {
         Headers(lines: fields.map { Header(name: $0.name, value: maskedValue(of: $0)) })
     }
@@ -67,7 +60,8 @@ extension Redaction {
         }.joined(separator: "&")
     }
 
-    private func maskedValue(of field: Header) -> String {
+    /// One field's value, masked as `maskedFields(_:)` masks it.
+    func maskedValue(of field: Header) -> String {
         hidesHeader(field.name) ? Self.mask : maskedText(field.value)
     }
 
