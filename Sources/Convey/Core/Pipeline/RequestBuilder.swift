@@ -33,11 +33,12 @@ enum RequestBuilder {
     /// Foundation's parse is the costliest part of building one.
     private static let recentURLs = RecentURLs()
 
-    /// The request for one attempt, before `willSendRequest`.
-    static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?) async throws -> OutgoingRequest {
+    /// The request for one attempt, before `willSendRequest`: to `absoluteURL` when the run has
+    /// one (`OwnedAttemptTask`), else to the task's path under the server's remote.
+    static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?, absoluteURL: URL?) async throws -> OutgoingRequest {
         let url: URL
-        if let absolute = task as? any AbsoluteURLTask {
-            url = absolute.absoluteURL
+        if let absoluteURL {
+            url = absoluteURL
         } else {
             guard let remote = server.remote else { throw ConveyError.noRemote(server: server.name) }
             url = try Self.url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
@@ -130,11 +131,4 @@ final class RecentURLs: @unchecked Sendable {
         }
         return url
     }
-}
-
-/// A task sent to a URL fixed beforehand instead of one built under the server's remote: an outbox
-/// item, which stored its absolute URL when it was enqueued.
-protocol AbsoluteURLTask: DownloadingTask {
-    /// The URL every attempt is sent to.
-    var absoluteURL: URL { get }
 }

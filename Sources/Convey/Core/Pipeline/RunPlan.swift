@@ -41,8 +41,11 @@ final class RunPlan: Sendable {
     /// Whether the server's `didFinish(task:response:error:)` must be called: always, unless the
     /// server is a plain `ConveyServer`, whose hook does nothing (a subclass's override may call
     /// `super`, so running the base implementation says nothing about whether it was overridden),
-    /// or the run is one attempt of a delivery whose owner calls it once (`FinishReportedByOwner`).
+    /// or the run is one attempt of a delivery whose owner calls it once (`OwnedAttemptTask`).
     let callsServerDidFinish: Bool
+    /// The URL every attempt goes to when the run is an `OwnedAttemptTask`'s, instead of one
+    /// built under the server's remote.
+    let absoluteURL: URL?
     /// The upload progress handler, relayed off the transport's thread.
     let uploadProgress: UploadProgressRelay?
     /// Time as the run sees it, and how it waits between attempts.
@@ -55,6 +58,7 @@ final class RunPlan: Sendable {
     init<T: DownloadingTask>(task: T, deliveryTimeout: Duration?, usesCache: Bool) {
         let server = task.server
         let taskConfiguration = task.configuration
+        let owned = task as? any OwnedAttemptTask
         self.server = server
         transport = server.transport
         scopedReplacement = ScopedTransport.replacement
@@ -67,14 +71,16 @@ final class RunPlan: Sendable {
         allowsConstrainedNetworkAccess = taskConfiguration?.allowsConstrainedNetworkAccess ?? server.configuration.allowsConstrainedNetworkAccess
         redirects = RedirectPolicy(
             follows: task.followsRedirects, maximum: server.configuration.maximumRedirects, credentials: server.configuration.redaction)
-        cache = usesCache ? CachePolicy(task: task, server: server, idleTimeout: idleTimeout, sizeLimit: sizeLimit) : nil
+        cache = usesCache
+            ? CachePolicy(task: task, server: server, idleTimeout: idleTimeout, sizeLimit: sizeLimit, attemptLabel: owned?.attemptLabel) : nil
         status = StatusCheck(task: task)
         decoder = task.decoder
         hooks = KnownHooks.of(T.self)
-        echo = EchoPlan(task: task, server: server, asksStyleForData: hooks.mustCall(.echoStyleForData))
+        echo = EchoPlan(task: task, server: server, asksStyleForData: hooks.mustCall(.echoStyleForData), attemptLabel: owned?.attemptLabel)
         method = task.method
         retryPolicy = task.retryPolicy
-        callsServerDidFinish = type(of: server) != ConveyServer.self && !(task is any FinishReportedByOwner)
+        callsServerDidFinish = type(of: server) != ConveyServer.self && owned == nil
+        absoluteURL = owned?.absoluteURL
         uploadProgress = UploadProgressRelay.relay(for: task)
         clock = server.configuration.runClock
         retryWaiter = server.configuration.retryWaiter
@@ -97,6 +103,13 @@ struct RedirectPolicy: Sendable {
     let credentials: Redaction
 }
 
-/// A task whose run is one attempt of a longer delivery (an outbox item): its owner calls the
-/// server's `didFinish(task:response:error:)` once, for the final outcome, instead of every run.
-protocol FinishReportedByOwner: DownloadingTask {}
+/// A task whose run is one attempt of a longer delivery (an outbox item): it goes to a URL fixed
+/// beforehand instead of one built under the server's remote, echo and records name the delivery,
+/// and its owner calls the server's `didFinish(task:response:error:)` once, for the final outcome,
+/// instead of every run. Read once per run, into its `RunPlan`.
+protocol OwnedAttemptTask: DownloadingTask {
+    /// The URL every attempt is sent to.
+    var absoluteURL: URL { get }
+    /// What echo and recording say about the delivery.
+    var attemptLabel: OutboxAttemptLabel { get }
+}

@@ -246,7 +246,7 @@ extension TaskRunner {
                 built.bodyFile = file
                 if removeWhenDone { built.stagedFile = file }
             }
-            var request = try await RequestBuilder.request(for: task, server: server, body: body)
+            var request = try await RequestBuilder.request(for: task, server: server, body: body, absoluteURL: plan.absoluteURL)
             if let hold = try delivery.prepare(&request) {
                 if case .fail(let error, _) = run.step({ machine in machine.holding(hold) }) {
                     hold.release()

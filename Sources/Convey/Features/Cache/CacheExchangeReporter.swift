@@ -9,10 +9,11 @@ struct CacheExchangeReporter: Sendable {
     private let task: any DownloadingTask
     private let server: ConveyServer
 
-    /// A reporter for exchanges made on behalf of `task` against `server`.
+    /// A reporter for exchanges made on behalf of `task` against `server` (`attemptLabel` when
+    /// the run is an outbox item's attempt).
     @ConveyActor
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer) {
-        echo = EchoPlan(task: task, server: server, asksStyleForData: false)
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, attemptLabel: OutboxAttemptLabel?) {
+        echo = EchoPlan(task: task, server: server, asksStyleForData: false, attemptLabel: attemptLabel)
         self.task = task
         self.server = server
     }

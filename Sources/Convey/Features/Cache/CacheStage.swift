@@ -25,7 +25,7 @@ struct CachePolicy: Sendable {
     /// The policy of a run of `task`, or `nil` when the cache takes no part: the server has none
     /// and the task does not insist on one (`.localOnly`, which then fails as not cached).
     @ConveyActor
-    init?<Task: DownloadingTask>(task: Task, server: ConveyServer, idleTimeout: Duration, sizeLimit: Int64?) {
+    init?<Task: DownloadingTask>(task: Task, server: ConveyServer, idleTimeout: Duration, sizeLimit: Int64?, attemptLabel: OutboxAttemptLabel?) {
         let strategy = task.cacheStrategy
         guard server.configuration.cache != nil || strategy == .localOnly else { return nil }
         cache = server.configuration.cache
@@ -36,7 +36,7 @@ struct CachePolicy: Sendable {
         heuristic = server.configuration.heuristicFreshness
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
         coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
-        reporter = CacheExchangeReporter(task: task, server: server)
+        reporter = CacheExchangeReporter(task: task, server: server, attemptLabel: attemptLabel)
     }
 }
 

@@ -46,9 +46,9 @@ struct EchoPlan: Sendable {
     let outboxItem: OutboxAttemptLabel?
 
     /// The plan of `task` against `server`; `asksStyleForData` when the task's `echoStyle(for:)`
-    /// is not known to be the default.
+    /// is not known to be the default, `attemptLabel` when the run is an outbox item's attempt.
     @ConveyActor
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer, asksStyleForData: Bool) {
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, asksStyleForData: Bool, attemptLabel: OutboxAttemptLabel?) {
         let fixed = task.configuration?.echoStyle
         style = fixed ?? task.echoStyle
         if fixed == nil, asksStyleForData {
@@ -63,7 +63,7 @@ struct EchoPlan: Sendable {
         taskType = Task.self
         serverName = server.configuration.recorder == nil ? "" : server.name
         verificationOffForHTTPS = server.usesBuiltInTransport && server.configuration.tls.disablesCertificateVerificationInsecurely
-        outboxItem = (task as? any OutboxAttempt)?.label
+        outboxItem = attemptLabel
     }
 
     /// The style for a run that received `data`: the task's own answer when it has one.

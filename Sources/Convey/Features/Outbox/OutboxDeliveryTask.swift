@@ -6,9 +6,9 @@ import Foundation
 ///
 /// Each run is one attempt: retries across attempts and restarts are the outbox's, so the task
 /// asks for none, and the server's `didFinish(task:response:error:)` is called by the outbox
-/// once per item (`FinishReportedByOwner`). The server's `headers(for:)` sees this task: its
+/// once per item (`OwnedAttemptTask`). The server's `headers(for:)` sees this task: its
 /// `path` and `method` are the enqueued task's.
-struct OutboxDeliveryTask: DownloadingTask, AbsoluteURLTask, FinishReportedByOwner, OutboxAttempt {
+struct OutboxDeliveryTask: OwnedAttemptTask {
     typealias DownloadPayload = Data
 
     let server: ConveyServer
@@ -44,7 +44,7 @@ struct OutboxDeliveryTask: DownloadingTask, AbsoluteURLTask, FinishReportedByOwn
     var configuration: TaskConfiguration? { TaskConfiguration(maximumResponseSize: maximumResponseSize, coalescesRequests: false) }
     var statusRule: StatusRule { .standard }
 
-    var label: OutboxAttemptLabel {
+    var attemptLabel: OutboxAttemptLabel {
         OutboxAttemptLabel(id: itemID, key: stored.idempotencyKey, keyField: idempotencyKeyField, attempt: itemAttempt, taskName: stored.taskName)
     }
 
@@ -54,12 +54,6 @@ struct OutboxDeliveryTask: DownloadingTask, AbsoluteURLTask, FinishReportedByOwn
     }
 
     func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? { nil }
-}
-
-/// A run that is an attempt of an outbox item: echo and recording name the item and its key.
-@ConveyActor
-protocol OutboxAttempt {
-    var label: OutboxAttemptLabel { get }
 }
 
 /// What echo and recording say about an outbox attempt.
