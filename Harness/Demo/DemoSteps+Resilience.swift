@@ -13,8 +13,16 @@ private final class AttemptCounter: @unchecked Sendable {
 private struct RecoveringTask: DemoTask, ServerTask {
     let context: DemoContext
     let attempts = AttemptCounter()
-    /// httpbin has no endpoint that fails once and then works, so the first attempt asks for a 503.
-    var path: String { attempts.failures == 0 ? "status/503" : "get" }
+    var path: String { "status/503" }
+
+    /// httpbin has no endpoint that fails once and then works, so the attempts after a failure go
+    /// to `get` instead: a run reads its path once, and each attempt's request passes through here.
+    func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
+        var sent = request
+        if attempts.failures > 0 { sent.url = request.url.deletingLastPathComponent().deletingLastPathComponent().appending(path: "get") }
+        context.hooks.add("willSendRequest", "\(sent.method) \(server.configuration.redaction.maskedURL(sent.url))")
+        return sent
+    }
 
     func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
         let retry = (error as? HTTPError)?.serverError == .serviceUnavailable && count < 3

@@ -176,6 +176,7 @@ extension Error {
     public var isCancellation: Bool {
         if self is CancellationError { return true }
         if let error = self as? ConveyError, case .cancelled = error { return true }
+        if let step = self as? StepFailure { return step.error.isCancellation }
         return false
     }
 

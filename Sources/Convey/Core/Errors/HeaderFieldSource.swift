@@ -12,6 +12,8 @@ enum HeaderFieldSource: CaseIterable {
     case multipartPart
     /// The request the task's `willSendRequest(request:)` returned.
     case willSendRequest
+    /// The request an `Interceptor` passed on.
+    case interceptor
 
     /// Where the field came from, as the error says it.
     var phrase: String {
@@ -22,6 +24,7 @@ enum HeaderFieldSource: CaseIterable {
         case .body: "the request body's content type or encoding"
         case .multipartPart: "a multipart part's headers"
         case .willSendRequest: "the request willSendRequest returned"
+        case .interceptor: "the request an interceptor passed on"
         }
     }
 }

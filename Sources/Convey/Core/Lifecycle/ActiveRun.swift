@@ -8,8 +8,9 @@ import Foundation
 /// type, the caller's task cancelled, the deadline) reaches the machine under the run's lock, from
 /// any thread, and cancels what its state owns: the exchange (through the cancellation the
 /// transport registered, `ExchangeCancellation`, or the task a transport that registers none runs
-/// in) or the retry wait. The caller's task itself is never cancelled by a stop.
-final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
+/// in) or the retry wait, and the task a run with steps of the app's runs them in. The caller's
+/// task itself is never cancelled by a stop.
+final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and `shared` behind `lock`
     /// The task's `sessionTag`.
     let tag: String?
     /// The type of the task being run.
@@ -24,6 +25,17 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
     private let lock = InlineLock()
     /// Behind `lock`.
     private var machine: RunStateMachine
+    /// What the run keeps beside its machine; behind `lock`.
+    private var shared = Shared()
+
+    private struct Shared {
+        /// The last exchange that completed, in any attempt: what the server's hook is shown.
+        var lastExchange: Exchange?
+        /// The task the run's steps run in, which a stop cancels with what the machine owns.
+        var steps: (any CancellableWork)?
+        /// A stop that came once the machine had finished, while steps around the run still ran.
+        var lateStop: RunStateMachine.Stop?
+    }
 
     init(tag: String?, taskType: any DownloadingTask.Type, totalTimeout: Duration?, clock: any RunClock) {
         self.tag = tag
@@ -42,6 +54,51 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
         deadlineInstant.map { RunDeadline(instant: $0, limit: totalTimeout ?? .zero, clock: clock) }
     }
 
+    /// The run's identity while it lasts: never 0, different for every run in progress.
+    var identity: UInt64 { UInt64(UInt(bitPattern: ObjectIdentifier(self).hashValue)) }
+
+    /// The last exchange that completed, in any attempt.
+    var lastExchange: Exchange? { lock.withLock { shared.lastExchange } }
+
+    /// Keeps `exchange` as the run's last completed exchange.
+    func completed(_ exchange: Exchange) {
+        lock.withLock { shared.lastExchange = exchange }
+    }
+
+    /// Runs `operation` in a task of its own, which every stop of the run cancels (as well as what
+    /// the machine owns): where a step of the app's waits, the run's stop must reach it.
+    func inTaskOfItsOwn<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let task = Task { try await operation() }
+        let stopped = lock.withLock {
+            shared.steps = task
+            return machine.stop != nil
+        }
+        if stopped { task.cancel() }
+        defer { lock.withLock { shared.steps = nil } }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// The error a run that failed with `error` reports: when a stop ended it (a step's wait
+    /// cancelled), the stop's own error, a total timeout or a cancellation.
+    func failure(reporting error: any Error) -> any Error {
+        lock.withLock {
+            guard error.isCancellation else { return error }
+            if machine.stop != nil { return machine.stopError }
+            if shared.lateStop == .deadlinePassed { return ConveyError.totalTimedOut(limit: totalTimeout ?? .zero, url: nil) }
+            return error
+        }
+    }
+
+    /// Lets go of what the machine still holds once the run's outcome is known outside its
+    /// attempts (a step around the run answered or threw).
+    func abandon() {
+        lock.withLock { machine.abandon() }?.release()
+    }
+
     /// Makes the run cancellable by tag and type and has the alarm wake it at its deadline, until `end()`.
     func begin() {
         ActiveRuns.insert(self)
@@ -56,14 +113,35 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
     /// Stops the run as cancelled; `false` when it was already over.
     @discardableResult
     func cancel() -> Bool {
-        let (wasRunning, action) = lock.withLock { (!machine.isFinished, machine.cancel()) }
+        let (wasRunning, action, steps) = lock.withLock {
+            (!machine.isFinished, machine.cancel(), stopSteps(.cancelled))
+        }
         carryOut(action)
-        return wasRunning
+        steps?.cancel()
+        return wasRunning || steps != nil
     }
 
     /// Stops the run as timed out, if its deadline has passed at `now`.
     func deadlinePassed(at now: ContinuousClock.Instant) {
-        carryOut(lock.withLock { machine.deadlinePassed(at: now) })
+        let (action, steps) = lock.withLock { () -> (RunStateMachine.StopAction, (any CancellableWork)?) in
+            let action = machine.deadlinePassed(at: now)
+            guard let deadline = machine.deadline, now >= deadline else { return (action, nil) }
+            return (action, stopSteps(.deadlinePassed))
+        }
+        carryOut(action)
+        steps?.cancel()
+    }
+
+    /// The steps' task to cancel for a stop, noting a stop the finished machine did not take; behind `lock`.
+    private func stopSteps(_ reason: RunStateMachine.Stop) -> (any CancellableWork)? {
+        guard let steps = shared.steps else { return nil }
+        if machine.isFinished, machine.stop == nil, shared.lateStop == nil { shared.lateStop = reason }
+        return steps
+    }
+
+    /// A step around the run sends its request again: a new attempt, unless the run was stopped.
+    func sendingAgain() -> RunStateMachine.RunAction {
+        lock.withLock { machine.sendingAgain(stopped: shared.lateStop) }
     }
 
     /// Takes one step of the run's machine, at the clock's current instant, and returns what the
@@ -101,7 +179,11 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {
                 return launched
             }
         }
-        if case .proceed = started { _ = await waiting?.result }
+        switch started {
+        case .proceed: _ = await waiting?.result
+        case .fail: return started
+        case .startAttempt, .refreshCredentials, .waitToRetry, .succeed: break
+        }
         return step { $0.retryWaitEnded(at: $1) }
     }
 

@@ -2,12 +2,12 @@ extension RunStateMachine {
     /// The events of a run's own steps, each a transition of the machine.
     enum Event: String, CaseIterable, Sendable {
         case attemptStarting, holding, exchangeStarting, responseReceived, payloadReady
-        case attemptFailed, credentialRefreshEnded, retryWaitStarting, retryWaitEnded
+        case attemptFailed, credentialRefreshEnded, retryWaitStarting, retryWaitEnded, sendingAgain
     }
 
     /// An event the machine's state does not allow: a defect in Convey. The runner asserts on it
     /// in debug builds; in release builds it is the run's failure, which every path reports.
-    struct IllegalTransition: Error, Equatable, CustomStringConvertible {
+    struct IllegalTransition: Error, Equatable {
         /// The rejected event.
         let event: Event
         /// The phase the run was in, which the rejection left unchanged.

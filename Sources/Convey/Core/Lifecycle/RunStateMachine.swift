@@ -308,6 +308,40 @@ struct RunStateMachine {
         }
     }
 
+    // MARK: - Around the run
+
+    /// A step around the run sends the request again after the run's attempts ended: the run goes
+    /// on with a new attempt, unless `stopped` (a stop that came after the attempts ended, which
+    /// the machine, finished, did not take) or a stop before ended it.
+    mutating func sendingAgain(stopped: Stop?) -> RunAction {
+        switch state {
+        case .finished:
+            if stop == nil, let stopped { stop = stopped }
+            guard stop == nil else { return .fail(stopError, release: nil) }
+            return startNextAttempt()
+        case .idle, .building, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry:
+            return .fail(reject(.sendingAgain), release: nil)
+        }
+    }
+
+    /// The run ended outside its attempts (a step around it answered or threw before the attempt
+    /// built for it went out): what that attempt held is let go.
+    mutating func abandon() -> (any AttemptHold)? {
+        let held: (any AttemptHold)?
+        switch state {
+        case .building(let attempt), .exchanging(let attempt, _), .receiving(let attempt): held = attempt.hold
+        case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished: held = nil
+        }
+        state = .finished
+        return held
+    }
+
+    /// A defect in Convey (`ConveyDefect`) ends the run at once, whatever its state, letting go of
+    /// what the attempt held: never retried.
+    mutating func defect(_ error: any Error) -> RunAction {
+        .fail(error, release: abandon())
+    }
+
     private mutating func retry(after error: any Error, at now: ContinuousClock.Instant,
                                 retryInterval: (any Error, Int) -> TimeInterval?, releasing hold: (any AttemptHold)?) -> RunAction {
         guard let seconds = retryInterval(error, retryCount) else {

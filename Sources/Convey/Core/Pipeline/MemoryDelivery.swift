@@ -19,6 +19,10 @@ struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
         try PayloadDecoding.decode(T.DownloadPayload.self, from: exchange.body, using: plan.decoder, url: exchange.request.url)
     }
 
+    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> T.DownloadPayload {
+        try await payload(from: exchange, holding: nil, plan: plan, deadline: deadline)
+    }
+
     var callsDidFinish: Bool { true }
 
     @ConveyActor

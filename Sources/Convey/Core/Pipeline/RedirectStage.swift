@@ -10,13 +10,11 @@ import FoundationNetworking
 ///
 /// A hop that redirects never reaches the delivery's sink: its body is read and dropped, up to
 /// `Redirect.discardedBodyLimit` bytes (a longer one ends that hop's transfer), and the next hop is sent.
-/// The sink sees only the final response. Each followed hop is echoed and recorded like an
-/// attempt. Through the cache, a redirect's body is held within the run's size limit, as any
-/// response the cache may store.
-struct RedirectStage<Next: ExchangeStage>: ExchangeStage {
-    let next: Next
-
-    func send(_ hop: Hop, into sink: any ResponseBodySink, attempt: AttemptContext) async throws -> SentExchange {
+/// The sink sees only the final response. The run's observers hear of each followed hop
+/// (`RunEvent.Kind.redirectFollowed`), which echo and recording show like an attempt. Through the
+/// cache, a redirect's body is held within the run's size limit, as any response the cache may store.
+struct RedirectStage: ExchangeStage {
+    func send(_ hop: Hop, into sink: any ResponseBodySink, attempt: AttemptContext, next: ExchangeChain.Rest) async throws -> SentExchange {
         let policy = attempt.plan.redirects
         // A run that does not follow redirects has nothing to intercept.
         guard policy.follows else {
@@ -39,10 +37,10 @@ struct RedirectStage<Next: ExchangeStage>: ExchangeStage {
                 sent = SentExchange(request: current.request, metrics: ExchangeMetrics())
             }
             guard let redirect = interceptor.redirect else { return sent }
-            await Echo.exchange(Exchange(request: sent.request, head: redirect.head, body: Data(), metrics: sent.metrics,
-                                   cacheStatus: sent.cacheStatus, startedAt: startedAt,
-                                   duration: .seconds(Date().timeIntervalSince(startedAt)), attemptNumber: attempt.number),
-                          error: nil, plan: attempt.plan)
+            let hopExchange = Exchange(request: sent.request, head: redirect.head, body: Data(), metrics: sent.metrics,
+                                       cacheStatus: sent.cacheStatus, startedAt: startedAt,
+                                       duration: .seconds(Date().timeIntervalSince(startedAt)), attemptNumber: attempt.number)
+            await attempt.emit(.redirectFollowed(ServerResponse(payload: Data(), exchange: hopExchange)))
             followed += 1
             guard followed <= policy.maximum else { throw Redirect.tooMany(limit: policy.maximum, from: firstURL) }
             current.request = redirect.hop.request
@@ -53,14 +51,17 @@ struct RedirectStage<Next: ExchangeStage>: ExchangeStage {
 
 /// Stands between the next stage and the delivery's sink for one hop: a head the stage follows
 /// (and that hop's body) stops here; anything else goes through untouched.
-private final class RedirectInterceptor: ResponseBodySink, @unchecked Sendable {
-    private let lock = InlineLock()
+private final class RedirectInterceptor: ResponseBodySink {
     private let sink: any ResponseBodySink
     private let request: OutgoingRequest
     private let credentials: Redaction
-    private var followed: (hop: Redirect.Hop, head: ResponseHead)?
-    private var discarded = 0
-    private var endedBody = false
+    private let state = Locked(State())
+
+    private struct State: Sendable {
+        var followed: (hop: Redirect.Hop, head: ResponseHead)?
+        var discarded = 0
+        var endedBody = false
+    }
 
     init(sink: any ResponseBodySink, request: OutgoingRequest, credentials: Redaction) {
         self.sink = sink
@@ -69,27 +70,27 @@ private final class RedirectInterceptor: ResponseBodySink, @unchecked Sendable {
     }
 
     /// The redirect this hop answered with, when the stage follows it.
-    var redirect: (hop: Redirect.Hop, head: ResponseHead)? { lock.withLock { followed } }
+    var redirect: (hop: Redirect.Hop, head: ResponseHead)? { state.value.followed }
     /// Whether this sink ended the transfer because the redirect's body passed `Redirect.discardedBodyLimit`.
-    var endedLongBody: Bool { lock.withLock { endedBody } }
+    var endedLongBody: Bool { state.value.endedBody }
 
     /// Thrown from `offer` to end a redirect's transfer whose body is too long to drop.
     private struct LongRedirectBody: Error {}
 
     func receive(_ head: ResponseHead) throws {
         if let hop = try Redirect.next(after: head, request: request, credentials: credentials) {
-            lock.withLock { followed = (hop, head) }
+            state.withLock { $0.followed = (hop, head) }
         } else {
             try sink.receive(head)
         }
     }
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        let dropping = try lock.withLock {
-            guard followed != nil else { return false }
-            discarded += bytes.count
-            if discarded > Redirect.discardedBodyLimit {
-                endedBody = true
+        let dropping = try state.withLock { state in
+            guard state.followed != nil else { return false }
+            state.discarded += bytes.count
+            if state.discarded > Redirect.discardedBodyLimit {
+                state.endedBody = true
                 throw LongRedirectBody()
             }
             return true

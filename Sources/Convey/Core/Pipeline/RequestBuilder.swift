@@ -3,22 +3,22 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Builds the request for one attempt of a task: URL, method, layered headers, body, timeout.
+/// Builds the request for one attempt of a task: URL, method, layered headers, body.
 @ConveyActor
 enum RequestBuilder {
     /// The URL for a task: remote, path prefix and path joined, query parameters (sorted) then
     /// query items (in order) encoded. Only http and https, and only paths that stay under the
     /// remote's path and prefix.
-    static func url(path: String, queryParameters: [String: String]?, queryItems: [URLQueryItem] = [], remote: Remote) throws -> URL {
+    static func url(path: String, queryParameters: [String: String]?, queryItems: [URLQueryItem] = [], remote: Remote) throws(ConveyError) -> URL {
         if Remote.climbsOutOfPrefix(path) {
-            throw ConveyError.invalidURL(path, reason: "its \"..\" segments climb out of the remote's path prefix")
+            throw .invalidURL(path, reason: "its \"..\" segments climb out of the remote's path prefix")
         }
         var text = remote.urlString(forPath: PercentEncoding.path(path))
         let query = PercentEncoding.query(queryParameters ?? [:], then: queryItems)
         if !query.isEmpty {
             text += (text.contains("?") ? "&" : "?") + query
         }
-        return try recentURLs.url(for: text) { text in
+        return try recentURLs.url(for: text) { (text: String) throws(ConveyError) -> URL in
             guard let url = URL(string: text), url.host != nil else {
                 throw ConveyError.invalidURL(text, reason: "it is not an absolute URL with a host")
             }
@@ -33,34 +33,21 @@ enum RequestBuilder {
     /// Foundation's parse is the costliest part of building one.
     private static let recentURLs = RecentURLs()
 
-    /// The request for one attempt, before `willSendRequest`: to `absoluteURL` when the run has
-    /// one (`OwnedAttemptTask`), else to the task's path under the server's remote.
-    static func request<Task: DownloadingTask>(for task: Task, server: ConveyServer, body: RequestBody?, absoluteURL: URL?) async throws -> OutgoingRequest {
-        let url: URL
-        if let absoluteURL {
-            url = absoluteURL
-        } else {
-            guard let remote = server.remote else { throw ConveyError.noRemote(server: server.name) }
-            url = try Self.url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
-        }
-        let method = task.method
+    /// The request for one attempt, before `willSendRequest`: the run's template with what each
+    /// attempt reads again, the task's `headers` (the server's `headers(for:)` among them, with
+    /// its credentials) and its body.
+    static func request<Task: DownloadingTask>(from template: RequestTemplate, for task: Task, body: RequestBody?) async throws -> OutgoingRequest {
+        let method = template.method
         if body != nil, method.forbidsBody {
             throw ConveyError.encodingFailed(
                 subject: "the body of a \(method) request", reason: "\(method) requests cannot carry a body; use POST or PUT")
         }
-        // The settings as they are before the task's headers are awaited; read one by one, never
-        // by copying the whole configuration.
-        let userAgent = server.configuration.userAgent ?? ServerConfiguration.standardUserAgent
-        let defaultHeaders = server.configuration.defaultHeaders
-        let gzipDownloads = server.configuration.enableGZipDownloads
-        try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
         let taskHeaders = try await task.headers
         var headers = Headers()
-        headers.reserveCapacity(4 + defaultHeaders.count + taskHeaders.count)
-        headers.appendLine(Header(name: "User-Agent", value: userAgent))
-        if !gzipDownloads { headers["Accept-Encoding"] = "identity" }
-        try FieldValidation.check(defaultHeaders, source: .defaultHeaders)
-        headers.append(contentsOf: defaultHeaders)
+        headers.reserveCapacity(4 + template.defaultHeaders.count + taskHeaders.count)
+        headers.appendLine(Header(name: "User-Agent", value: template.userAgent))
+        if template.asksForIdentity { headers["Accept-Encoding"] = "identity" }
+        headers.append(contentsOf: template.defaultHeaders)
         if let contentType = body?.contentType {
             try FieldValidation.check(name: "Content-Type", value: contentType, source: .body)
             headers["Content-Type"] = contentType
@@ -72,7 +59,7 @@ enum RequestBuilder {
         try FieldValidation.check(taskHeaders, source: .taskHeaders)
         headers.append(contentsOf: taskHeaders)
 
-        var request = OutgoingRequest(method: method, url: url, fields: headers)
+        var request = OutgoingRequest(method: method, url: template.url, fields: headers)
         if case .data(let data) = body?.content { request.body = data }
         return request
     }
@@ -98,17 +85,6 @@ enum RequestBuilder {
         }
         return moved
     }
-
-    /// Whether the task may use expensive and constrained networks: the task's choice, else the server's.
-    static func networkAccess<Task: DownloadingTask>(for task: Task, server: ConveyServer) -> (expensive: Bool, constrained: Bool) {
-        return (task.configuration?.allowsExpensiveNetworkAccess ?? server.configuration.allowsExpensiveNetworkAccess,
-                task.configuration?.allowsConstrainedNetworkAccess ?? server.configuration.allowsConstrainedNetworkAccess)
-    }
-
-    /// The idle timeout of one attempt: the task's, else the server's, never below 1 ms.
-    static func timeout<Task: DownloadingTask>(for task: Task, server: ConveyServer) -> Duration {
-        (task.configuration?.timeout ?? server.configuration.defaultTimeout).clampedTimeout
-    }
 }
 
 /// URLs by their text, at most `capacity` of them (all forgotten at once when full).
@@ -122,7 +98,7 @@ final class RecentURLs: @unchecked Sendable {
     }
 
     /// The URL for `text`: a remembered one, or what `make` builds (remembered unless it throws).
-    func url(for text: String, make: (String) throws -> URL) throws -> URL {
+    func url<Failure: Error>(for text: String, make: (String) throws(Failure) -> URL) throws(Failure) -> URL {
         if let known = lock.withLock({ table[text] }) { return known }
         let url = try make(text)
         lock.withLock {
@@ -130,5 +106,43 @@ final class RecentURLs: @unchecked Sendable {
             table[text] = url
         }
         return url
+    }
+}
+
+/// What every attempt's request starts from, read once per run so that a retry goes where the
+/// first attempt went, however the server's settings change meanwhile: the URL (the remote, the
+/// path and the query when the run started), the method, the `User-Agent` and default fields.
+struct RequestTemplate: Sendable {
+    let url: URL
+    let method: HTTPMethod
+    let userAgent: String
+    let defaultHeaders: Headers
+    /// Whether requests ask for `Accept-Encoding: identity` (`enableGZipDownloads` off).
+    let asksForIdentity: Bool
+
+    /// The template of a run of `task` on `server`, to `url` when the run has a URL of its own,
+    /// else to the task's path under the server's remote; or why no request can be made: the
+    /// server is disabled, it has no remote, the URL or a default field is invalid.
+    @ConveyActor
+    static func make<Task: DownloadingTask>(for task: Task, server: ConveyServer, url fixed: URL?) -> Result<RequestTemplate, ConveyError> {
+        do throws(ConveyError) {
+            if server.configuration.failsAllRequests { throw .requestsDisabledForDebugging }
+            if server.disabled { throw .serverDisabled(server: server.name) }
+            let url: URL
+            if let fixed {
+                url = fixed
+            } else {
+                guard let remote = server.remote else { throw .noRemote(server: server.name) }
+                url = try RequestBuilder.url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
+            }
+            let userAgent = server.configuration.userAgent ?? ServerConfiguration.standardUserAgent
+            try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
+            let defaultHeaders = server.configuration.defaultHeaders
+            try FieldValidation.check(defaultHeaders, source: .defaultHeaders)
+            return .success(RequestTemplate(url: url, method: task.method, userAgent: userAgent, defaultHeaders: defaultHeaders,
+                                            asksForIdentity: !server.configuration.enableGZipDownloads))
+        } catch {
+            return .failure(error)
+        }
     }
 }

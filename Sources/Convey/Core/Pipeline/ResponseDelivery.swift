@@ -34,6 +34,11 @@ protocol ResponseDelivery: Sendable {
     /// stream) keeps.
     func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> Output
 
+    /// The payload of a response a step around the run made or changed (`Interceptor`), which no
+    /// attempt of the delivery received: decoded from its body, or a stream of it; a download to
+    /// a file, whose file an attempt claims, cannot take one.
+    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> Output
+
     /// Whether `Output` is the task's own payload, so that a success calls `didFinish(with:)`.
     var callsDidFinish: Bool { get }
 

@@ -50,6 +50,9 @@ struct Exchange: Sendable {
     var duration: Duration = .zero
     /// Which attempt produced it, from 1.
     var attemptNumber = 1
+    /// Set by the runner on the response it hands a step around the run, and cleared by every
+    /// change: a step that returns it unchanged passed the run's own response on.
+    var passedOnBy: UInt64 = 0
 }
 
 /// The outcome of a successful run: the decoded payload with everything about the exchange.
@@ -121,5 +124,40 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     /// The same exchange carrying another payload.
     func replacingPayload<Other>(_ other: Other) -> ServerResponse<Other> {
         ServerResponse<Other>(payload: other, exchange: exchange)
+    }
+}
+
+extension ServerResponse where Payload == Data {
+    /// A response an `Interceptor` makes to answer `request` itself, without the network: the
+    /// status, the header fields and the body, as a server would send them.
+    ///
+    /// ```swift
+    /// return ServerResponse(answering: request, statusCode: 200,
+    ///                       headers: ["Content-Type": "application/json"], body: cachedJSON)
+    /// ```
+    public init(answering request: OutgoingRequest, statusCode: Int = 200, headers: Headers = Headers(), body: Data = Data()) {
+        self.init(answering: request, head: ResponseHead(statusCode: statusCode, fields: headers, url: request.url), body: body)
+    }
+
+    /// A response an `Interceptor` makes to answer `request` itself, with a head of its own.
+    public init(answering request: OutgoingRequest, head: ResponseHead, body: Data = Data()) {
+        self.init(payload: body, exchange: Exchange(request: request, head: head, body: body))
+    }
+
+    /// The same response with another head (status and fields), for an `Interceptor` that changes
+    /// what came back.
+    public func replacing(head: ResponseHead) -> ServerResponse<Data> {
+        var exchange = exchange
+        exchange.head = head
+        exchange.passedOnBy = 0
+        return ServerResponse(payload: exchange.body, exchange: exchange)
+    }
+
+    /// The same response with another body, for an `Interceptor` that changes what came back.
+    public func replacing(data: Data) -> ServerResponse<Data> {
+        var exchange = exchange
+        exchange.body = data
+        exchange.passedOnBy = 0
+        return ServerResponse(payload: data, exchange: exchange)
     }
 }

@@ -20,12 +20,6 @@ struct KnownHooks: Sendable {
     /// Whether `hook` must be called: it is not known to be the default.
     func mustCall(_ hook: TaskHook) -> Bool { defaults & (1 << hook.rawValue) == 0 }
 
-    /// Whether every hook called after the exchange is a known default: a run then needs no
-    /// visit to `@ConveyActor` once its request is built.
-    var needsNoVisitAfterSending: Bool {
-        ![TaskHook.didReceiveResponse, .didFail, .didFinish, .didSucceed, .retryInterval, .echoStyleForData].contains(where: mustCall)
-    }
-
     fileprivate mutating func noteDefault(_ hook: TaskHook) { defaults |= 1 << hook.rawValue }
 
     private static let lock = NSLock()

@@ -6,17 +6,23 @@ import FoundationNetworking
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
 /// ```
-/// download() ─┬─ @ConveyActor: plan the run (RunPlan), build attempt 1, willSendRequest
+/// download() ─┬─ @ConveyActor: plan the run (RunPlan, with its RunParts), build attempt 1, willSendRequest
 ///             │
-///             ├─ attempt: chain ─▶ RedirectStage ─▶ CacheStage (when the run has one) ─▶ TransportStage ─▶ transport
+///             ├─ steps around the run (Interceptor), outermost first, then:
+///             │
+///             ├─ attempt: chain ─▶ RedirectStage ─▶ feature stages (cache, upload progress) ─▶ exchange steps (Interceptor)
+///             │                    ─▶ stages nearest the wire (HAR answers) ─▶ TransportStage ─▶ transport
 ///             │           the delivery's sink ◀─ head and body ◀──────────────────────────────────────────┘
-///             │           didReceiveResponse (@ConveyActor, when the task has it) → status → payload → echo
+///             │           didReceiveResponse (@ConveyActor, when the task has it) → status → payload
 ///             │
 ///             ├─ the run's machine decides: succeed │ refresh credentials │ wait and retry │ fail
 ///             │
 ///             └─ @ConveyActor, when a hook is there to call: didFinish(with:), didSucceed / didFail,
 ///                the server's didFinish(task:response:error:)
 /// ```
+///
+/// Observers (`RunObserver`: the app's, echo, recording, HAR capture) hear of each step as a
+/// `RunEvent`, in the run's own task.
 ///
 /// The runner itself runs in its caller's task, off `@ConveyActor`: the actor is visited to read
 /// the task and build each attempt's request, and after that only for hooks the task (or a
@@ -27,7 +33,9 @@ import FoundationNetworking
 /// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — an attempt's steps
 /// and end, a refresh's, a wait's, a stop — and returns the next action, which the runner carries
 /// out. The machine's states own what the run waits on and what an attempt holds (a claimed file,
-/// a stream's transfer), so a stop cancels exactly that and a failure lets it go.
+/// a stream's transfer), so a stop cancels exactly that and a failure lets it go. A run with
+/// steps of the app's runs them in a task of its own that a stop cancels, so that a step's wait
+/// ends with the run.
 struct TaskRunner<T: DownloadingTask>: Sendable {
     let task: T
 
@@ -38,39 +46,118 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
 
     /// Runs the task as one `ActiveRun`, in the caller's task. Cancellation by tag or type and the
     /// total timeout stop what the run waits on, never the caller's task; the caller's task being
-    /// cancelled reaches the run's machine through the one cancellation handler here.
+    /// cancelled reaches the run's machine through the one cancellation handler here. The hooks
+    /// that end a run run once its outcome is known, after the steps around it.
     func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
         let (plan, run, first) = await Self.start(task, delivery: delivery)
         defer { run.end() }
-        return try await withTaskCancellationHandler {
-            try await drive(delivery, plan: plan, run: run, first: first)
-        } onCancel: {
-            run.cancel()
+        await plan.observers.emit(.runStarted, attempt: 1)
+        let outcome: Result<ServerResponse<Delivery.Output>, any Error>
+        do {
+            outcome = .success(try await withTaskCancellationHandler {
+                if plan.parts.runSteps.isEmpty, plan.parts.exchangeSteps.isEmpty {
+                    return try await drive(delivery, plan: plan, run: run, first: first)
+                }
+                return try await run.inTaskOfItsOwn { [self] in try await stepped(delivery, plan: plan, run: run, first: first) }
+            } onCancel: {
+                run.cancel()
+            })
+        } catch {
+            outcome = .failure(run.failure(reporting: error is CancellationError ? ConveyError.cancelled : error))
+        }
+        run.abandon()
+        switch outcome {
+        case .success(let response):
+            await Self.finish(task, delivery: delivery, plan: plan, response: response)
+            await plan.observers.emit(.runFinished(ServerResponse(payload: response.data, exchange: response.exchange), error: nil),
+                                      attempt: run.attemptNumber)
+            return response
+        case .failure(let error):
+            Defects.assertNone(error)
+            let lastExchange = run.lastExchange
+            await Self.finish(task, plan: plan, failure: error, lastExchange: lastExchange)
+            await plan.observers.emit(.runFinished(lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: error),
+                                      attempt: run.attemptNumber)
+            throw error
         }
     }
 
-    /// The run's loop: carry out the machine's action, hand what came of it to the machine as the
-    /// next event, until the action ends the run. The first action is always an attempt.
-    private func drive<Delivery: ResponseDelivery>(_ delivery: Delivery, plan: RunPlan, run: ActiveRun,
-                                                   first: BuiltAttempt) async throws -> ServerResponse<Delivery.Output> {
+    /// The run inside its steps: each step gets the first attempt's request and, as its `next`,
+    /// the steps after it, the last of which makes the run's attempts (`drive`). The response the
+    /// outermost step returns is the run's: the one the attempts made, or another, whose status
+    /// and payload then follow from it.
+    private func stepped<Delivery: ResponseDelivery>(_ delivery: Delivery, plan: RunPlan, run: ActiveRun,
+                                                     first: BuiltAttempt) async throws -> ServerResponse<Delivery.Output> {
+        let steps = plan.parts.runSteps
+        guard !steps.isEmpty, case .success(let original)? = first.request else {
+            return try await drive(delivery, plan: plan, run: run, first: first)
+        }
+        let token = run.identity
+        var made: ServerResponse<Delivery.Output>?
+        var sends = 0
+
+        func attempts(_ request: OutgoingRequest) async throws -> ServerResponse<Data> {
+            try FieldValidation.check(request, source: .interceptor)
+            let changes = RequestChanges(from: original, to: request)
+            sends += 1
+            let response: ServerResponse<Delivery.Output>
+            if sends == 1 {
+                var firstAttempt = first
+                firstAttempt.request = .success(request)
+                response = try await drive(delivery, plan: plan, run: run, first: firstAttempt, changes: changes)
+            } else {
+                // A step sending the request again: the run goes on with a new attempt.
+                try run.sendingAgain().proceedOrThrow()
+                response = try await drive(delivery, plan: plan, run: run, first: nil, changes: changes)
+            }
+            made = response
+            var exchange = response.exchange
+            exchange.passedOnBy = token
+            return ServerResponse(payload: exchange.body, exchange: exchange)
+        }
+
+        func step(_ index: Int, _ request: OutgoingRequest) async throws -> ServerResponse<Data> {
+            guard index < steps.count else { return try await attempts(request) }
+            return try await steps[index].intercept(request) { request in try await step(index + 1, request) }
+        }
+
+        let answer = try await step(0, original)
+        if let made, answer.exchange.passedOnBy == token { return made }
+        // The steps answered on their own, or changed what the attempts made.
+        let exchange = answer.exchange
+        run.completed(exchange)
+        if plan.status.throwsError(forStatus: exchange.head.statusCode) {
+            throw HTTPError(statusCode: exchange.head.statusCode, body: exchange.body, headers: exchange.head.fields.combined,
+                            url: exchange.request.url, method: exchange.request.method)
+        }
+        return ServerResponse(payload: try await delivery.payload(answering: exchange, plan: plan, deadline: run.deadline), exchange: exchange)
+    }
+
+    /// The run's attempts: carry out the machine's action, hand what came of it to the machine as
+    /// the next event, until the action ends the run. The first action is always an attempt, with
+    /// `first` when it is built already; each attempt built here gets the steps' `changes`.
+    private func drive<Delivery: ResponseDelivery>(_ delivery: Delivery, plan: RunPlan, run: ActiveRun, first: BuiltAttempt?,
+                                                   changes: RequestChanges? = nil) async throws -> ServerResponse<Delivery.Output> {
         let chain = ExchangeChain(plan: plan)
-        var next: BuiltAttempt? = first
-        var credentialGeneration = first.credentialGeneration
-        /// The last exchange that completed, in any attempt: what the server's hook is shown.
-        var lastExchange: Exchange?
+        var next = first
+        var credentialGeneration = first?.credentialGeneration ?? 0
         var response: ServerResponse<Delivery.Output>?
         var action = RunStateMachine.RunAction.startAttempt
         while true {
             switch action {
             case .startAttempt:
-                let built = if let next { next } else { await Self.build(task, delivery: delivery, plan: plan, run: run) }
+                var built = if let next { next } else { await Self.build(task, delivery: delivery, plan: plan, run: run) }
+                if next == nil, let changes, case .success(var request)? = built.request {
+                    changes.apply(to: &request)
+                    built.request = .success(request)
+                }
                 next = nil
                 credentialGeneration = built.credentialGeneration
-                action = await attempt(built, delivery: delivery, chain: chain, plan: plan, run: run,
-                                       lastExchange: &lastExchange, response: &response)
+                action = await attempt(built, delivery: delivery, chain: chain, plan: plan, run: run, response: &response)
             case .refreshCredentials(let unauthorized, let release):
                 release?.release()
                 let refreshed = await Self.refreshCredentials(plan.server, after: unauthorized, sentGeneration: credentialGeneration)
+                await plan.observers.emit(.credentialRefresh(refreshed: refreshed), attempt: run.attemptNumber)
                 action = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1) }
             case .waitToRetry(let duration, let release):
                 release?.release()
@@ -78,34 +165,27 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             case .succeed:
                 // The machine succeeds a run only after an attempt made its payload.
                 guard let response else {
-                    let defect = RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")
-                    assertionFailure(defect.description)
-                    action = .fail(defect, release: nil)
+                    action = run.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")) }
                     continue
                 }
-                await Self.finish(task, delivery: delivery, plan: plan, response: response)
                 return response
             case .proceed:
                 // Only a step within an attempt proceeds; the attempt's end always decides.
-                let defect = RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")
-                assertionFailure(defect.description)
-                action = .fail(defect, release: nil)
+                action = run.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")) }
             case .fail(let error, let release):
                 release?.release()
-                Self.assertLegal(error)
-                await Self.finish(task, plan: plan, failure: error, lastExchange: lastExchange)
                 throw error
             }
         }
     }
 
     /// One attempt of the run, top to bottom: send through the chain into the delivery's sink →
-    /// `didReceiveResponse` → check the status → the delivery's payload → echo. Its end is an
-    /// event for the machine, whose action comes back; `lastExchange` becomes the attempt's
-    /// exchange when one completed, and `response` the run's response when the attempt made its payload.
-    private func attempt<Delivery: ResponseDelivery>(_ built: BuiltAttempt, delivery: Delivery, chain: ExchangeChain,
-                                                     plan: RunPlan, run: ActiveRun, lastExchange: inout Exchange?,
-                                                     response: inout ServerResponse<Delivery.Output>?) async -> RunStateMachine.RunAction {
+    /// `didReceiveResponse` → check the status → the delivery's payload. Its end is an event for
+    /// the machine, whose action comes back; `response` becomes the run's response when the
+    /// attempt made its payload. The run keeps the attempt's exchange when one completed.
+    private func attempt<Delivery: ResponseDelivery>(_ built: BuiltAttempt, delivery: Delivery, chain: ExchangeChain, plan: RunPlan,
+                                                     run: ActiveRun, response: inout ServerResponse<Delivery.Output>?) async -> RunStateMachine.RunAction {
+        await plan.observers.emit(.attemptStarted, attempt: built.number)
         var action = RunStateMachine.RunAction.startAttempt
         var completed: Exchange?
         let startedAt = Date()
@@ -136,14 +216,13 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             } catch {
                 throw TransportErrors.map(error, url: request.url, timeout: plan.idleTimeout)
             }
-            if let relay = plan.uploadProgress { await relay.drained() }
             try run.step { machine in machine.responseReceived() }.proceedOrThrow()
             exchange.startedAt = startedAt
             exchange.duration = clock.duration(to: .now)
             exchange.attemptNumber = built.number
             sentRequest = exchange.request
             completed = exchange
-            lastExchange = exchange
+            run.completed(exchange)
 
             // Receive: the task's own look at the response, on the actor.
             if plan.hooks.mustCall(.didReceiveResponse) { try await Self.didReceiveResponse(task, exchange: exchange) }
@@ -162,40 +241,41 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         } catch {
             failure = error is CancellationError ? ConveyError.cancelled : error
         }
-        if let failure { action = await failed(failure, plan: plan, run: run) }
+        if let failure {
+            if failure is any ConveyDefect {
+                // A defect in Convey ends the run as it is: never retried.
+                action = run.step { $0.defect(failure) }
+            } else {
+                action = await failed(failure, finally: built.isFinal, plan: plan, run: run)
+            }
+        }
         if let stagedFile = built.stagedFile { try? FileManager.default.removeItem(at: stagedFile) }
-        await echo(completed, request: sentRequest, error: action.failure ?? failure, attemptNumber: built.number,
-                   duration: clock.duration(to: .now), plan: plan)
+        if !plan.observers.isEmpty {
+            let shown = completed.map { ServerResponse(payload: $0.body, exchange: $0) }
+            await plan.observers.emit(.attemptFinished(request: sentRequest, response: shown, error: action.failure ?? failure,
+                                                       duration: clock.duration(to: .now)), attempt: built.number)
+            if case .waitToRetry(let delay, _) = action, let failure {
+                await plan.observers.emit(.retryScheduled(after: failure, delay: delay), attempt: built.number)
+            }
+        }
         return action
     }
 
     /// The machine's action after an attempt failed with `error`: asks the task's
     /// `retryInterval(afterError:count:)` (on the actor, when the task has its own) only where
-    /// the machine would.
-    private func failed(_ error: any Error, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
+    /// the machine would, and never for an attempt that could not start (`finally`).
+    private func failed(_ error: any Error, finally: Bool, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
         var asked: TimeInterval??
-        if plan.hooks.mustCall(.retryInterval), let count = run.step({ machine in machine.asksRetryInterval(after: error) }) {
-            asked = .some(await Self.retryInterval(task, after: error, count: count))
+        if !finally, plan.hooks.mustCall(.retryInterval), let count = run.step({ machine in machine.asksRetryInterval(after: error) }) {
+            asked = .some(await Self.retryInterval(task, after: error, count: count, plan: plan))
         }
         return run.step { machine, now in
             machine.attemptFailed(error, at: now) { error, count in
+                if finally { return nil }
                 if let asked { return asked }
                 return plan.retryPolicy?.retryInterval(afterError: error, count: count, method: plan.method)
             }
         }
-    }
-
-    private func echo(_ exchange: Exchange?, request: OutgoingRequest?, error: (any Error)?,
-                      attemptNumber: Int, duration: Duration, plan: RunPlan) async {
-        let style = await plan.echo.style(for: exchange?.body)
-        Echo.record(plan.echo, style: style, request: request, exchange: exchange, error: error,
-                    attemptNumber: attemptNumber, duration: duration)
-    }
-
-    /// An illegal transition is a defect in Convey: a debug build stops on it; a release build
-    /// reports it as the run's failure.
-    private static func assertLegal(_ error: any Error) {
-        if let illegal = error as? RunStateMachine.IllegalTransition { assertionFailure(illegal.description) }
     }
 }
 
@@ -213,6 +293,9 @@ struct BuiltAttempt: Sendable {
     var hold: (any AttemptHold)?
     /// The server's credential generation when the request was built.
     var credentialGeneration = 0
+    /// Whether the attempt's failure ends the run whatever `retryInterval` says: the run could not
+    /// start (a disabled server, no remote, an invalid URL), which no retry changes.
+    var isFinal = false
 }
 
 // MARK: - On @ConveyActor: reading the task, and its hooks
@@ -223,7 +306,7 @@ extension TaskRunner {
     @ConveyActor
     private static func start<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery) async -> (RunPlan, ActiveRun, BuiltAttempt) {
         ActorVisits.entered(.start, for: T.self)
-        let plan = RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, usesCache: delivery.keepsBodyInMemory)
+        let plan = RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory)
         let run = ActiveRun(tag: plan.tag, taskType: T.self, totalTimeout: plan.totalTimeout, clock: plan.clock)
         run.begin()
         return (plan, run, await build(task, delivery: delivery, plan: plan, run: run))
@@ -237,16 +320,21 @@ extension TaskRunner {
         var built = BuiltAttempt(number: run.attemptNumber)
         do {
             try run.step { machine, now in machine.attemptStarting(at: now) }.proceedOrThrow()
+            let template: RequestTemplate
+            switch plan.template {
+            case .success(let made): template = made
+            case .failure(let error):
+                built.isFinal = true
+                throw error
+            }
             let server = plan.server
-            if server.configuration.failsAllRequests { throw ConveyError.requestsDisabledForDebugging }
-            if server.disabled { throw ConveyError.serverDisabled(server: server.name) }
             built.credentialGeneration = server.credentialRefresh.generation
             let body = try await task.requestBody
             if case .file(let file, let removeWhenDone) = body?.content {
                 built.bodyFile = file
                 if removeWhenDone { built.stagedFile = file }
             }
-            var request = try await RequestBuilder.request(for: task, server: server, body: body, absoluteURL: plan.absoluteURL)
+            var request = try await RequestBuilder.request(from: template, for: task, body: body)
             if let hold = try delivery.prepare(&request) {
                 if case .fail(let error, _) = run.step({ machine in machine.holding(hold) }) {
                     hold.release()
@@ -276,10 +364,16 @@ extension TaskRunner {
         try await Hooks.call(.didReceiveResponse, of: T.self) { try await task.didReceiveResponse(response: response, data: exchange.body) }
     }
 
+    /// The task's own answer; when its hook turns out to be the default, the answer of the retry
+    /// policy the run read when it started, as every later run of the type gets without asking.
     @ConveyActor
-    private static func retryInterval(_ task: T, after error: any Error, count: Int) -> TimeInterval? {
+    private static func retryInterval(_ task: T, after error: any Error, count: Int, plan: RunPlan) -> TimeInterval? {
         ActorVisits.entered(.retryInterval, for: T.self)
-        return Hooks.callNow(.retryInterval, of: T.self) { task.retryInterval(afterError: error, count: count) }
+        let asked = Hooks.callNow(.retryInterval, of: T.self) { task.retryInterval(afterError: error, count: count) }
+        if !KnownHooks.of(T.self).mustCall(.retryInterval) {
+            return plan.retryPolicy?.retryInterval(afterError: error, count: count, method: plan.method)
+        }
+        return asked
     }
 
     @ConveyActor
@@ -319,17 +413,5 @@ extension TaskRunner {
         if plan.callsServerDidFinish {
             await plan.server.didFinish(task: task, response: lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: failure)
         }
-    }
-}
-
-/// A defect in Convey's runner, reported as the run's failure in a release build.
-struct RunnerDefect: Error, CustomStringConvertible {
-    let description: String
-}
-
-extension Result {
-    var failure: Failure? {
-        if case .failure(let error) = self { return error }
-        return nil
     }
 }

@@ -41,6 +41,18 @@ public struct ServerConfiguration: Sendable {
     /// Whether the transport waits for connectivity instead of failing at once while offline.
     /// Default: `false`.
     public var waitsForConnectivity: Bool
+    /// Steps of the app's own around every run, outermost first (`Interceptor`): each is called
+    /// once per run and sees its outcome after retries, credential refresh and redirects. A task
+    /// adds its own inside them (`DownloadingTask.interceptors`). Default: none.
+    public var interceptors: [any Interceptor] = []
+    /// Steps of the app's own around each exchange on the wire, outermost first (`Interceptor`):
+    /// each is called for every attempt and every redirect hop, with the request exactly as it goes
+    /// out, and never for an answer from the cache. A task adds its own inside them
+    /// (`DownloadingTask.exchangeInterceptors`). Default: none.
+    public var exchangeInterceptors: [any Interceptor] = []
+    /// What watches every run: each receives every run's events, in order (`RunObserver`). Echo,
+    /// recording and HAR capture watch besides them. Default: none.
+    public var observers: [any RunObserver] = []
     /// The `User-Agent` sent with every request. Default: `nil`, which sends
     /// `<app>/<version> Convey/<version>` (see `ServerConfiguration.standardUserAgent`).
     public var userAgent: String?

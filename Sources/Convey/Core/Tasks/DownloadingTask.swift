@@ -68,6 +68,13 @@ public protocol DownloadingTask<DownloadPayload>: Sendable {
     /// same credentials. Default: `true`; `false` makes such requests bypass the cache.
     var cachesAuthorizedResponses: Bool { get }
 
+    /// Steps of the task's own around its run, inside the server's `interceptors`. Default: none.
+    /// See `Interceptor`.
+    var interceptors: [any Interceptor] { get }
+    /// Steps of the task's own around each of its exchanges on the wire, inside the server's
+    /// `exchangeInterceptors`. Default: none. See `Interceptor`.
+    var exchangeInterceptors: [any Interceptor] { get }
+
     /// What to echo for this task. Default: the server's `defaultEchoStyle` (`.recorded`).
     var echoStyle: TaskEchoStyle { get }
     /// What to echo for a run that received `data` (`nil` when none arrived). Default: `echoStyle`.
@@ -127,6 +134,8 @@ extension DownloadingTask {
     public var retryPolicy: RetryPolicy? { server.configuration.retryPolicy }
     public var cacheStrategy: CacheStrategy { server.configuration.defaultCacheStrategy }
     public var cachesAuthorizedResponses: Bool { true }
+    public var interceptors: [any Interceptor] { [] }
+    public var exchangeInterceptors: [any Interceptor] { [] }
     public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle {
         HookProbe.defaultRan(.echoStyleForData, of: Self.self)

@@ -19,8 +19,8 @@ public struct ResponseHead: Sendable, Hashable {
     public var url: URL
     private var storage: FieldStorage
 
-    /// Creates a response head: for transports (`@_spi(Transport)`).
-    @_spi(Transport) public init(statusCode: Int, httpVersion: String = "HTTP/1.1", fields: Headers = Headers(), url: URL) {
+    /// Creates a response head: for an `Interceptor` that answers a request itself, and for transports.
+    public init(statusCode: Int, httpVersion: String = "HTTP/1.1", fields: Headers = Headers(), url: URL) {
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.url = url

@@ -42,12 +42,15 @@ struct CacheCoordinator: Sendable {
     private let heuristic: HeuristicFreshness?
     private let coalesces: Bool
     private let reporter: CacheExchangeReporter
+    /// The attempt the cache answers for, whose observers hear of its own exchanges.
+    private let attempt: AttemptContext
 
     /// Statuses after which a stored response may answer instead (RFC 5861's stale-if-error set).
     private static let fallbackStatuses: Set<Int> = [500, 502, 503, 504]
 
-    /// The coordinator for a run under `policy`.
-    init(policy: CachePolicy) {
+    /// The coordinator for `attempt` of a run under `policy`.
+    init(policy: CachePolicy, attempt: AttemptContext) {
+        self.attempt = attempt
         cache = policy.cache
         strategy = policy.strategy
         cachesAuthorizedResponses = policy.cachesAuthorizedResponses
@@ -153,7 +156,7 @@ struct CacheCoordinator: Sendable {
         if head.statusCode == 304, let stored, stored.hasValidator {
             guard HTTPCacheRules.notModified(head, confirms: stored) else {
                 // The 304 confirms another representation than ours: show it, drop ours, ask without conditions.
-                await reporter.report(sending, .success(sent), status: .network, startedAt: requestedAt, until: receivedAt)
+                await reporter.report(sending, .success(sent), status: .network, startedAt: requestedAt, until: receivedAt, attempt: attempt)
                 await cache.remove(key: stored.key)
                 return try await exchange(request, for: request, url: url, stored: nil, key: key, partition: partition, cache: cache,
                                           inTaskOfItsOwn: inTaskOfItsOwn, send: send)
@@ -203,10 +206,11 @@ struct CacheCoordinator: Sendable {
                 let answer = try await self.exchange(sending, for: request, url: url, stored: stored, key: key, partition: partition,
                                                      cache: cache, inTaskOfItsOwn: true, send: send)
                 await self.reporter.report(answer.request, .success(answer.received ?? answer.response), status: .backgroundRefresh,
-                                           startedAt: startedAt, until: cache.clock.now())
+                                           startedAt: startedAt, until: cache.clock.now(), attempt: self.attempt)
                 return answer
             } catch {
-                await self.reporter.report(sending, .failure(error), status: .backgroundRefresh, startedAt: startedAt, until: cache.clock.now())
+                await self.reporter.report(sending, .failure(error), status: .backgroundRefresh, startedAt: startedAt, until: cache.clock.now(),
+                                           attempt: self.attempt)
                 throw error
             }
         }

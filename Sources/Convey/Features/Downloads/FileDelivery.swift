@@ -72,6 +72,11 @@ struct FileDelivery: ResponseDelivery {
         return partial.destination
     }
 
+    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> URL {
+        throw ConveyError.downloadFailed(destination: partial.destination, reason: "an interceptor around the run answered it, and a download "
+                                         + "to a file is written by an attempt: answer it from an interceptor around each exchange instead")
+    }
+
     var callsDidFinish: Bool { didFinish != nil }
 
     @ConveyActor

@@ -20,8 +20,8 @@ struct AttemptRecord: Sendable {
     var cacheStatus: CacheStatus = .network
     /// Whether the request went out with certificate verification turned off.
     var certificateVerificationOff = false
-    /// The outbox item this attempt delivers, for an outbox's attempts.
-    var outboxItem: OutboxAttemptLabel?
+    /// What the run is part of, when something longer than its task (an outbox item's delivery).
+    var label: RunLabel?
 }
 
 /// What echo and recording do with a run's attempts, read once from its task and server.
@@ -42,13 +42,13 @@ struct EchoPlan: Sendable {
     let serverName: String
     /// Whether requests go out with certificate verification off (a failed attempt's record says so).
     let verificationOffForHTTPS: Bool
-    /// The outbox item the run delivers, when it is an outbox's attempt.
-    let outboxItem: OutboxAttemptLabel?
+    /// What the run is part of, when something longer than its task (an outbox item's delivery).
+    let label: RunLabel?
 
     /// The plan of `task` against `server`; `asksStyleForData` when the task's `echoStyle(for:)`
-    /// is not known to be the default, `attemptLabel` when the run is an outbox item's attempt.
+    /// is not known to be the default, `label` when the run is part of something longer.
     @ConveyActor
-    init<Task: DownloadingTask>(task: Task, server: ConveyServer, asksStyleForData: Bool, attemptLabel: OutboxAttemptLabel?) {
+    init<Task: DownloadingTask>(task: Task, server: ConveyServer, asksStyleForData: Bool, label: RunLabel?) {
         let fixed = task.configuration?.echoStyle
         style = fixed ?? task.echoStyle
         if fixed == nil, asksStyleForData {
@@ -63,7 +63,12 @@ struct EchoPlan: Sendable {
         taskType = Task.self
         serverName = server.configuration.recorder == nil ? "" : server.name
         verificationOffForHTTPS = server.usesBuiltInTransport && server.configuration.tls.disablesCertificateVerificationInsecurely
-        outboxItem = attemptLabel
+        self.label = label
+    }
+
+    /// Whether the plan may print or record anything at all: otherwise the run needs no echo.
+    var mayShowAnything: Bool {
+        styleForData != nil || style.printsToConsole || (style.contains(.recorded) && recorder != nil)
     }
 
     /// The style for a run that received `data`: the task's own answer when it has one.
@@ -73,17 +78,46 @@ struct EchoPlan: Sendable {
     }
 }
 
-/// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
-/// server's recorder when the style includes `.recorded`. Runs in the run's own task, off
-/// `@ConveyActor` and never on a transport's thread.
-enum Echo {
-    /// Echoes and records one exchange other than an attempt's final one (a followed redirect).
-    static func exchange(_ exchange: Exchange, error: (any Error)?, plan: RunPlan) async {
-        let style = await plan.echo.style(for: exchange.body)
-        record(plan.echo, style: style, request: exchange.request, exchange: exchange, error: error,
-               attemptNumber: exchange.attemptNumber, duration: exchange.duration)
+/// Echo and recording's part in runs: a run whose echo style prints or records gets an
+/// `EchoObserver`, which shows its attempts, followed redirects and the cache's own exchanges.
+struct EchoFeature: RunFeature {
+    @ConveyActor
+    func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
+        let plan = EchoPlan(task: task, server: setup.server, asksStyleForData: setup.hooks.mustCall(.echoStyleForData), label: parts.label)
+        if plan.mayShowAnything { parts.observers.append(EchoObserver(plan: plan)) }
     }
+}
 
+/// Prints a run's attempts to the server's echo sink in the task's echo style, and hands them to
+/// the server's recorder when the style includes `.recorded`: each attempt when it ends, each
+/// redirect it followed, each exchange the cache made besides. Runs in the run's own task, off
+/// `@ConveyActor` and never on a transport's thread, as every observer does.
+struct EchoObserver: RunObserver {
+    let plan: EchoPlan
+
+    func observe(_ event: RunEvent) async {
+        switch event.kind {
+        case .attemptFinished(let request, let response, let error, let duration):
+            let style = await plan.style(for: response?.data)
+            Echo.record(plan, style: style, request: request, exchange: response?.exchange, error: error,
+                        attemptNumber: event.attempt, duration: duration)
+        case .redirectFollowed(let response):
+            let style = await plan.style(for: response.data)
+            Echo.record(plan, style: style, request: response.request, exchange: response.exchange, error: nil,
+                        attemptNumber: response.attemptNumber, duration: response.duration)
+        case .cacheExchange(let request, let response, let error, let duration):
+            Echo.record(plan, style: plan.style, request: request, exchange: response?.exchange, error: error,
+                        attemptNumber: event.attempt, duration: duration)
+        case .runStarted, .attemptStarted, .requestSent, .responseReceived, .bodyFinished, .exchangeFailed, .cacheOutcome,
+             .retryScheduled, .credentialRefresh, .runFinished:
+            break
+        }
+    }
+}
+
+/// Prints attempts to the server's echo sink in the task's echo style, and hands them to the
+/// server's recorder when the style includes `.recorded`.
+enum Echo {
     /// Echoes and records one finished attempt in `style`.
     static func record(_ plan: EchoPlan, style: TaskEchoStyle, request: OutgoingRequest?, exchange: Exchange?, error: (any Error)?,
                        attemptNumber: Int, duration: Duration) {
@@ -98,12 +132,12 @@ enum Echo {
             responseBody: exchange?.body, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
             attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
             certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, plan: plan))
-        record.outboxItem = plan.outboxItem
+        record.label = plan.label
         if prints {
             let text = EchoFormatter(style: style, redaction: plan.redaction).text(for: record)
             plan.sink(DisplayFormat.terminalSafe(text))
         }
-        recorder?.record(record, taskName: plan.outboxItem?.taskName ?? String(describing: plan.taskType), serverName: plan.serverName,
+        recorder?.record(record, taskName: plan.label?.taskName ?? String(describing: plan.taskType), serverName: plan.serverName,
                          redaction: plan.redaction)
     }
 
@@ -144,7 +178,7 @@ struct EchoFormatter {
         }
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
-        if let item = record.outboxItem { line += " · outbox item \(item.id) attempt \(item.attempt), \(item.keyField) \(item.key)" }
+        if let label = record.label { line += " · " + label.note }
         if record.certificateVerificationOff { line += " · " + ExchangeMetrics.verificationOffWarning }
         if let error = record.error {
             line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)

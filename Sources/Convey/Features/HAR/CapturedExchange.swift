@@ -3,8 +3,8 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One exchange as a HAR transport saw it go to the network and come back: what becomes an entry
-/// in record and capture modes, before masking.
+/// One exchange as `HARCaptureObserver` saw it go to the network and come back: what becomes an
+/// entry in record and capture modes, before masking.
 struct CapturedExchange: Sendable {
     /// The request as the transport got it.
     var request: OutgoingRequest
@@ -23,8 +23,9 @@ struct CapturedExchange: Sendable {
     var metrics: ExchangeMetrics
     var startedAt: Date
     var elapsed: Duration
-    /// The task and attempt it belongs to, when the pipeline said (a scoped transport).
-    var origin: ExchangeOrigin?
+    /// The type of the task it belongs to, and the attempt of its run.
+    var taskType: String?
+    var attempt: Int?
     /// Why the exchange failed, when it did; the message not yet masked.
     var failure: HAREntry.Failure?
 }
@@ -45,7 +46,7 @@ extension HAREntry {
                 postData: Self.postData(exchange, privacy: privacy), bodySize: exchange.requestBodySize),
             response: Self.response(exchange, version: version, privacy: privacy, limit: responseBodyLimit),
             timings: timings,
-            convey: ConveyFields(taskType: exchange.origin?.taskType, attempt: exchange.origin?.attempt,
+            convey: ConveyFields(taskType: exchange.taskType, attempt: exchange.attempt,
                                  cacheStatus: Self.cacheStatus(exchange),
                                  failure: exchange.failure.map { Failure(kind: $0.kind, message: privacy.text($0.message)) }))
     }

@@ -65,22 +65,26 @@ public final class HARFixtures: Sendable {
 
     /// Runs `operation` with every exchange of every task run started inside it, on any server,
     /// going through these fixtures; what the mode sends to the network goes through the server's
-    /// own transport. The scope is a task-local value: tests running in parallel each see only
-    /// their own fixtures. A scope inside another wraps it: the outer one is its network.
+    /// own transport (after the server's exchange interceptors, which see every request, answered
+    /// from the file or not). The scope is a task-local value: tests running in parallel each see
+    /// only their own fixtures. A scope inside another answers first: the outer one is its network.
     public func scope<Result>(isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> Result) async rethrows -> Result {
-        let outer = ScopedTransport.replacement
-        let replacement: ScopedTransport.Replacement = { [self] serverTransport, origin in
-            HARTransport(fixtures: self, network: outer?(serverTransport, origin) ?? serverTransport, origin: origin)
+        let scope = RunScope(taskType: nil) { [self] parts in
+            if mode != .capture { parts.wireStages.append(HARReplayStage(fixtures: self)) }
+            if mode == .record || mode == .capture {
+                parts.observers.append(HARCaptureObserver(fixtures: self))
+                parts.observedBodyLimit = max(parts.observedBodyLimit, HARCaptureObserver.bodyLimit)
+            }
         }
-        return try await ScopedTransport.$replacement.withValue(replacement, operation: operation, isolation: isolation)
+        return try await RunScope.with(scope, isolation: isolation, operation)
     }
 
-    /// A transport answering from these fixtures, sending what the mode sends to `network`:
-    /// for `ConveyServer.transport`, where `scope(_:)` is not wanted. Its entries carry no task
-    /// type or attempt (`_convey`), which only a scope knows.
+    /// Gone: fixtures answer through `scope(_:)`, inside the pipeline, where they see each
+    /// exchange's task and attempt.
     @_spi(Transport)
+    @available(*, unavailable, message: "wrap the runs in fixtures.scope { … } instead: fixtures answer inside the pipeline now")
     public func transport(over network: any ConveyTransport) -> any ConveyTransport {
-        HARTransport(fixtures: self, network: network, origin: nil)
+        network
     }
 
     /// `METHOD URL` of each entry that has not answered a request yet, in file order: for a test

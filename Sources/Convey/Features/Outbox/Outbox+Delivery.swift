@@ -189,7 +189,7 @@ extension Outbox {
         let task = OutboxDeliveryTask(server: server, itemID: id, stored: loaded.request, body: loaded.body, itemAttempt: entry.state.attempts,
                                       maximumResponseSize: configuration.maximumResponseSize, idempotencyKeyField: configuration.idempotencyKeyField)
         do {
-            let response = try await task.download()
+            let response = try await task.deliver()
             OutboxCrashPoint.responseReceived.reach()
             offlineStreak = 0
             await finishDelivered(id, response: response, task: task)

@@ -5,10 +5,12 @@ import Foundation
 /// redirects, status rules, echo and recording apply to it as to any run.
 ///
 /// Each run is one attempt: retries across attempts and restarts are the outbox's, so the task
-/// asks for none, and the server's `didFinish(task:response:error:)` is called by the outbox
-/// once per item (`OwnedAttemptTask`). The server's `headers(for:)` sees this task: its
+/// asks for none. The run goes through the pipeline's seam for what is particular to it
+/// (`deliver()`): to the URL stored at enqueue time, whatever the server's remote is now, under
+/// the item's label in echo and records, and without the server's `didFinish(task:response:error:)`,
+/// which the outbox calls once per item. The server's `headers(for:)` sees this task: its
 /// `path` and `method` are the enqueued task's.
-struct OutboxDeliveryTask: OwnedAttemptTask {
+struct OutboxDeliveryTask: DownloadingTask {
     typealias DownloadPayload = Data
 
     let server: ConveyServer
@@ -24,7 +26,6 @@ struct OutboxDeliveryTask: OwnedAttemptTask {
 
     var path: String { stored.path }
     var method: HTTPMethod { HTTPMethod(rawValue: stored.method) }
-    var absoluteURL: URL { stored.url }
     var headers: Headers {
         get async throws {
             var headers = try await server.headers(for: self)
@@ -44,8 +45,18 @@ struct OutboxDeliveryTask: OwnedAttemptTask {
     var configuration: TaskConfiguration? { TaskConfiguration(maximumResponseSize: maximumResponseSize, coalescesRequests: false) }
     var statusRule: StatusRule { .standard }
 
-    var attemptLabel: OutboxAttemptLabel {
-        OutboxAttemptLabel(id: itemID, key: stored.idempotencyKey, keyField: idempotencyKeyField, attempt: itemAttempt, taskName: stored.taskName)
+    /// Runs the attempt: one run of this task, to the stored URL, under the item's label, its
+    /// outcome left to the outbox to report.
+    nonisolated func deliver() async throws -> ServerResponse<Data> {
+        let url = stored.url
+        let label = RunLabel(taskName: stored.taskName, note: "outbox item \(itemID) attempt \(itemAttempt), \(idempotencyKeyField) \(stored.idempotencyKey)",
+                             item: itemID)
+        let scope = RunScope(taskType: ObjectIdentifier(Self.self)) { parts in
+            parts.url = url
+            parts.label = label
+            parts.reportsToServer = false
+        }
+        return try await RunScope.with(scope) { try await download() }
     }
 
     func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
@@ -56,22 +67,11 @@ struct OutboxDeliveryTask: OwnedAttemptTask {
     func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? { nil }
 }
 
-/// What echo and recording say about an outbox attempt.
-struct OutboxAttemptLabel: Sendable {
-    let id: String
-    let key: String
-    let keyField: String
-    let attempt: Int
-    /// The enqueued task's type name, which records carry instead of the delivery task's.
-    let taskName: String
-}
-
 /// The credential values an attempt sent, filled in as it is sent.
-final class SentSecrets: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [String] = []
+final class SentSecrets: Sendable {
+    private let values = Locked<[String]>([])
 
-    func add(_ more: [String]) { lock.withLock { values += more } }
+    func add(_ more: [String]) { values.withLock { $0 += more } }
 
-    var all: [String] { lock.withLock { values.sorted { $0.utf8.count > $1.utf8.count } } }
+    var all: [String] { values.value.sorted { $0.utf8.count > $1.utf8.count } }
 }

@@ -19,7 +19,7 @@ extension RecordedTask {
             metrics: attempt.statusCode == nil || attempt.metrics.isEmpty ? nil : attempt.metrics)
         cacheStatus = attempt.cacheStatus == .network ? nil : attempt.cacheStatus
         certificateVerificationOff = attempt.certificateVerificationOff ? true : nil
-        outboxItem = attempt.outboxItem?.id
+        outboxItem = attempt.label?.item
     }
 
     private static func outcome(of error: (any Error)?) -> Outcome {

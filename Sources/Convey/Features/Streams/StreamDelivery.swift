@@ -77,6 +77,21 @@ struct StreamDelivery: ResponseDelivery {
         return (Exchange(request: hops.request ?? hop.request, head: head, body: errorBody), transfer)
     }
 
+    /// A stream of the answer's body, read from memory as from the network.
+    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> ResponseStream<Data> {
+        let answer = TransportResponse(head: exchange.head, data: exchange.body, metrics: exchange.metrics)
+        let transfer = StreamTransfer(url: exchange.request.url, timeout: plan.idleTimeout, capacity: bufferSize) { sink in
+            try await sink.deliver(answer)
+            return answer.metrics
+        }
+        do {
+            return try await payload(from: exchange, holding: transfer, plan: plan, deadline: deadline)
+        } catch {
+            transfer.close()
+            throw error
+        }
+    }
+
     func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> ResponseStream<Data> {
         if let requiredMediaType, exchange.head.statusCode != 204 {
             let contentType = exchange.head.value(forHTTPHeaderField: "Content-Type")

@@ -27,14 +27,17 @@ typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
 /// only when it changed, and never on the transport's thread. The transport reports from its own
 /// thread; the handler runs on a queue of the relay's own, one report at a time, in order, and
 /// a handler slower than the transfer sees the latest progress rather than every step.
-final class UploadProgressRelay: @unchecked Sendable {
+final class UploadProgressRelay: Sendable {
     private let handler: UploadProgressHandler
     private let queue = DispatchQueue(label: "Convey.uploadProgress")
-    private let lock = NSLock()
-    private var last: UploadProgress?
-    /// The newest report the handler has not seen yet, and whether a delivery is on its way.
-    private var pending: UploadProgress?
-    private var delivering = false
+    private let state = Locked(Reports())
+
+    private struct Reports: Sendable {
+        var last: UploadProgress?
+        /// The newest report the handler has not seen yet, and whether a delivery is on its way.
+        var pending: UploadProgress?
+        var delivering = false
+    }
 
     init(handler: @escaping UploadProgressHandler) {
         self.handler = handler
@@ -53,12 +56,12 @@ final class UploadProgressRelay: @unchecked Sendable {
     func report(_ transfer: TransferProgress) {
         guard transfer.bytesSent > 0 || transfer.totalBytesToSend != nil else { return }
         let progress = UploadProgress(bytesSent: transfer.bytesSent, totalBytes: transfer.totalBytesToSend)
-        let startsDelivery = lock.withLock {
-            guard last != progress else { return false }
-            last = progress
-            pending = progress
-            if delivering { return false }
-            delivering = true
+        let startsDelivery = state.withLock { reports in
+            guard reports.last != progress else { return false }
+            reports.last = progress
+            reports.pending = progress
+            if reports.delivering { return false }
+            reports.delivering = true
             return true
         }
         if startsDelivery { queue.async { self.deliver() } }
@@ -72,12 +75,35 @@ final class UploadProgressRelay: @unchecked Sendable {
 
     /// Hands the handler each newest report until none is left; runs on `queue`.
     private func deliver() {
-        while let next = lock.withLock({ () -> UploadProgress? in
-            defer { pending = nil }
-            if pending == nil { delivering = false }
-            return pending
+        while let next = state.withLock({ reports -> UploadProgress? in
+            defer { reports.pending = nil }
+            if reports.pending == nil { reports.delivering = false }
+            return reports.pending
         }) {
             handler(next)
         }
+    }
+}
+
+/// Upload progress's part in runs: a run of an upload task with a progress handler goes through an
+/// `UploadProgressStage`.
+struct UploadProgressFeature: RunFeature {
+    @ConveyActor
+    func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
+        if let relay = UploadProgressRelay.relay(for: task) { parts.featureStages.append(UploadProgressStage(relay: relay)) }
+    }
+}
+
+/// Has the transport report each hop's progress to the relay, and returns only once the task's
+/// handler has seen the last report.
+struct UploadProgressStage: ExchangeStage {
+    let relay: UploadProgressRelay
+
+    func send(_ hop: Hop, into sink: any ResponseBodySink, attempt: AttemptContext, next: ExchangeChain.Rest) async throws -> SentExchange {
+        var reported = hop
+        reported.progress = relay.transportHandler
+        let sent = try await next.send(reported, into: sink, attempt: attempt)
+        await relay.drained()
+        return sent
     }
 }

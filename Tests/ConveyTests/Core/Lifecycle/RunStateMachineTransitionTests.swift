@@ -23,7 +23,7 @@ struct LifecycleRunStateMachineTransitionTests {
         .refreshingCredentials: [.credentialRefreshEnded],
         .retryScheduled: [.retryWaitStarting, .retryWaitEnded],
         .waitingToRetry: [.retryWaitEnded],
-        .finished: [],
+        .finished: [.sendingAgain],
     ]
 
     static let illegal: [(Where, Event)] = Where.allCases.flatMap { place in
@@ -79,6 +79,7 @@ struct LifecycleRunStateMachineTransitionTests {
         case .credentialRefreshEnded: return machine.credentialRefreshEnded(refreshed: false, at: now).failure
         case .retryWaitStarting: return machine.retryWaitStarting { launched = true; return Work() }.failure
         case .retryWaitEnded: return machine.retryWaitEnded(at: now).failure
+        case .sendingAgain: return machine.sendingAgain(stopped: nil).failure
         }
     }
 

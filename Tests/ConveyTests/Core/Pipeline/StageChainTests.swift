@@ -222,16 +222,12 @@ struct StageChainTests {
         case .file: plan(task, FileDelivery(destination: URL(filePath: "/nonexistent/file"), resumes: false, permissions: 0o600, progress: nil))
         case .stream, .events: plan(task, StreamDelivery(totalTimeout: nil, bufferSize: 1024))
         }
-        let isCached = switch ExchangeChain(plan: plan) {
-        case .cached: true
-        case .direct: false
-        }
+        let isCached = plan.parts.featureStages.contains { $0 is CacheStage }
         #expect(isCached == (cached && delivery == .memory))
-        #expect((plan.cache != nil) == isCached)
     }
 
     private func plan<Delivery: ResponseDelivery>(_ task: ChainTask, _ delivery: Delivery) -> RunPlan {
-        RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, usesCache: delivery.keepsBodyInMemory)
+        RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory)
     }
 }
 

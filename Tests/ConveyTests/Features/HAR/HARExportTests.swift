@@ -15,6 +15,23 @@ private struct Profile: ServerTask {
     }
 }
 
+/// Sends whatever reaches the wire as given: an exchange step puts user info in the URL and a
+/// proxy credential in the fields, which the pipeline itself never sends.
+private struct RawCapture: ServerTask {
+    let server: ConveyServer
+    let url: URL
+    var path: String { "raw" }
+    var exchangeInterceptors: [any Interceptor] { [RawRequest(url: url)] }
+
+    struct RawRequest: Interceptor {
+        let url: URL
+        func intercept(_ request: OutgoingRequest,
+                       next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+            try await next(OutgoingRequest(url: url, fields: ["Proxy-Authorization": "Basic cHJveHktc2VjcmV0"]))
+        }
+    }
+}
+
 private struct SignIn: JSONUploadingTask {
     struct Body: Encodable, Sendable {
         let user: String
@@ -134,13 +151,12 @@ struct HARExportTests {
         let userInfo = "https://ada:userinfo-pa55@stub.example/raw?api_key=raw-k3y"
         for (name, keeps) in [("plain.har", false), ("kept.har", true)] {
             let fixtures = try HARFixtures(file: scratch.file(name), mode: .capture, includingSecrets: keeps)
+            let raw = try #require(URL(string: userInfo))
             try await fixtures.scope {
                 try await Profile(server: server).send()
                 try await SignIn(server: server).send()
+                try await RawCapture(server: server, url: raw).send()
             }
-            let transport = fixtures.transport(over: server.transport)
-            let request = OutgoingRequest(url: try #require(URL(string: userInfo)), fields: ["Proxy-Authorization": "Basic cHJveHktc2VjcmV0"])
-            _ = try await transport.send(TransportRequest(request: request, timeout: .seconds(5)))
         }
 
         let plain = try String(contentsOf: scratch.file("plain.har"), encoding: .utf8)
@@ -154,7 +170,7 @@ struct HARExportTests {
         #expect(kept.contains(HARPrivacy.secretsKeptComment))
         #expect(!plain.contains("This file holds credentials"))
         let entries = try HARText.entries(of: scratch.file("plain.har"))
-        #expect(entries.compactMap { ($0["_convey"] as? [String: Any])?["taskType"] as? String } == ["Profile", "SignIn"])
+        #expect(entries.compactMap { ($0["_convey"] as? [String: Any])?["taskType"] as? String } == ["Profile", "SignIn", "RawCapture"])
         let sent = try #require((entries.first?["request"] as? [String: Any])?["cookies"] as? [[String: Any]])
         #expect(sent.map { $0["name"] as? String } == ["session", "theme"])
         #expect(sent.map { $0["value"] as? String } == ["‹redacted›", "‹redacted›"])

@@ -1,0 +1,90 @@
+import Foundation
+
+/// One thing that happened in a run, as a `RunObserver` receives it.
+///
+/// A run's events come in this order: `runStarted`; for each attempt `attemptStarted`, then for
+/// each exchange on the wire (the first request, each redirect hop, each cache revalidation)
+/// `requestSent`, `responseReceived` and `bodyFinished` (or `exchangeFailed`), a
+/// `redirectFollowed` for each redirect the run follows, `cacheOutcome` when the server has a
+/// cache, and `attemptFinished`; between attempts `retryScheduled` or `credentialRefresh`; last
+/// `runFinished`. An attempt the cache answers has no exchange on the wire. The exchanges of a
+/// stream (`stream()`, `events()`) finish after the run: their `bodyFinished` comes when the
+/// caller has read the stream to its end, after `runFinished`.
+public struct RunEvent: Sendable {
+    /// The run: the same for every event of one run, different for every run of the process.
+    public let runID: UInt64
+    /// The task being run. Its type names it (`type(of: event.task)`); its properties are read on `@ConveyActor`.
+    public let task: any DownloadingTask
+    /// The attempt the event belongs to, from 1.
+    public let attempt: Int
+    /// When it happened.
+    public let date: Date
+    /// What happened.
+    public let kind: Kind
+    /// For Convey's own observers, on the events of an exchange on the wire: its request and the
+    /// file its body streamed from, its start and length, the body bytes kept for observers that
+    /// record bodies, and whether the pipeline, not the server, ended it.
+    let wire: WireDetail?
+
+    init(runID: UInt64, task: any DownloadingTask, attempt: Int, kind: Kind, wire: WireDetail? = nil) {
+        self.runID = runID
+        self.task = task
+        self.attempt = attempt
+        date = Date()
+        self.kind = kind
+        self.wire = wire
+    }
+
+    /// What happened.
+    public enum Kind: Sendable {
+        /// The run started: its request is built (or failed to build) and its first attempt begins.
+        case runStarted
+        /// An attempt started: the first, or the next after a retry wait or a credential refresh.
+        case attemptStarted
+        /// A request went to the transport, with its fields as sent (credentials included: mask
+        /// them with `Redaction` before they leave your process).
+        case requestSent(OutgoingRequest)
+        /// The head of the response to the last `requestSent` arrived.
+        case responseReceived(ResponseHead)
+        /// The exchange of the last `requestSent` completed: its request, head, metrics (bytes
+        /// each way, timings) and duration. Its `data` is empty: bodies kept in memory come with
+        /// `attemptFinished` and `runFinished`.
+        case bodyFinished(ServerResponse<Data>)
+        /// The exchange of the last `requestSent` ended without a whole response.
+        case exchangeFailed(any Error)
+        /// A hop answered with a redirect the run follows: its exchange, body dropped.
+        case redirectFollowed(ServerResponse<Data>)
+        /// How the cache answered the attempt (only for runs with a cache).
+        case cacheOutcome(CacheStatus)
+        /// An exchange the cache made besides the attempt's own (a 304 that confirmed another
+        /// representation, a stale response's background refresh), with its outcome.
+        case cacheExchange(OutgoingRequest, ServerResponse<Data>?, error: (any Error)?, duration: Duration)
+        /// The attempt ended: the request it sent (nil when it failed before one was built), the
+        /// response it made its payload from or failed on, and its failure (nil on success).
+        case attemptFinished(request: OutgoingRequest?, response: ServerResponse<Data>?, error: (any Error)?, duration: Duration)
+        /// The attempt failed with this error, and the next starts after `delay`.
+        case retryScheduled(after: any Error, delay: Duration)
+        /// The server's credential refresh ran after a 401: `refreshed` says whether it gave new
+        /// credentials, in which case the next attempt sends them.
+        case credentialRefresh(refreshed: Bool)
+        /// The run ended: with its final response (nil when none completed) and its failure (nil
+        /// on success). Cancellation is `ConveyError.cancelled`.
+        case runFinished(ServerResponse<Data>?, error: (any Error)?)
+    }
+}
+
+/// What Convey's own observers learn of an exchange on the wire beyond the public event.
+struct WireDetail: Sendable {
+    /// The request as the transport got it.
+    var request: OutgoingRequest
+    /// The file the request body streamed from, if any.
+    var bodyFile: URL?
+    /// When the exchange started, and how long it took.
+    var startedAt: Date
+    var elapsed: Duration = .zero
+    /// The body bytes kept for observers that asked for them, and how many arrived in all.
+    var keptBody = Data()
+    var bodyBytes: Int64 = 0
+    /// Whether the exchange ended because the pipeline's sink refused it, not because of the server.
+    var endedBySink = false
+}
