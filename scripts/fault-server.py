@@ -36,10 +36,17 @@ Routes (any method; the request body is read and ignored unless said otherwise):
   /reset/mid-head                part of a head, then RST.
   /reset/mid-body                a head and part of the body, then RST.
   /redirect/gopher|ftp|file      302 to gopher://, ftp:// or file:// (the last to file:///etc/passwd).
+  /signed                        checks a request signed by a test's interceptor: `Signature` must be
+                                 hex(HMAC-SHA256(SIGNING_KEY, "METHOD PATH\nDATE")) with the request's
+                                 own method, path and `Date` field. 200 with JSON {"verified": true,
+                                 "authorization": whether an Authorization field came}, else 401.
   anything else                  404.
 """
 
 import argparse
+import hashlib
+import hmac
+import json
 import os
 import socket
 import struct
@@ -52,6 +59,8 @@ COUNTS = {}
 COUNTS_LOCK = threading.Lock()
 IDLE_TIMEOUT = 60  # seconds a connection may sit idle before the server drops it
 PORT = 0
+# The key a test's signing interceptor shares with /signed.
+SIGNING_KEY = b"convey-signing-test-key"
 
 
 class ClientGone(Exception):
@@ -172,7 +181,7 @@ def wait_for_client_to_leave(conn, limit=120):
         pass
 
 
-def handle(conn, method, target, query, path, buffer):
+def handle(conn, method, target, query, path, buffer, headers):
     """Answers one request. Returns True to keep the connection for another request."""
     params = urllib.parse.parse_qs(query, keep_blank_values=True)
 
@@ -290,6 +299,13 @@ def handle(conn, method, target, query, path, buffer):
         target_url = targets.get(path[len("/redirect/"):])
         if target_url:
             return answer(conn, 302, b"", [("Location", target_url)])
+    if path == "/signed":
+        date = headers.get("date", "")
+        expected = hmac.new(SIGNING_KEY, f"{method} {path}\n{date}".encode(), hashlib.sha256).hexdigest()
+        if not date or not hmac.compare_digest(headers.get("signature", ""), expected):
+            return answer(conn, 401, b"bad signature", [("Content-Type", "text/plain")])
+        body = json.dumps({"verified": True, "authorization": "authorization" in headers}).encode()
+        return answer(conn, 200, body, [("Content-Type", "application/json")])
     return answer(conn, 404, b"no such fault", [("Content-Type", "text/plain")])
 
 
@@ -301,9 +317,9 @@ def serve(conn):
             request = read_request(conn, buffer)
             if request is None:
                 break
-            method, target, _, buffer = request
+            method, target, headers, buffer = request
             split = urllib.parse.urlsplit(target)
-            if not handle(conn, method, target, split.query, split.path, buffer):
+            if not handle(conn, method, target, split.query, split.path, buffer, headers):
                 break
     except (OSError, ValueError):
         pass

@@ -14,3 +14,12 @@ func waitUntil(isolation: isolated (any Actor)? = #isolation, _ what: String, li
         try await Task.sleep(for: .milliseconds(2))
     }
 }
+
+extension Array {
+    /// The element at `index`, or a recorded issue and a thrown error when there is none: a test
+    /// that reads past the end of what it got fails there, instead of crashing the test process
+    /// and hiding the tests after it.
+    func required(_ index: Int, sourceLocation: SourceLocation = #_sourceLocation) throws -> Element {
+        try #require(indices.contains(index) ? self[index] : nil, "no element \(index) among \(count)", sourceLocation: sourceLocation)
+    }
+}

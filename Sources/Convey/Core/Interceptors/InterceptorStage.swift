@@ -22,6 +22,7 @@ struct InterceptorStage: ExchangeStage {
 
         /// The rest of the chain as the innermost step's `next`: its errors as the task would see them.
         func rest(_ request: OutgoingRequest) async throws -> ServerResponse<Data> {
+            try FieldValidation.check(request, source: .interceptor)
             var forwarded = hop
             forwarded.request = request
             do {

@@ -35,8 +35,8 @@ struct URLUserInfoTests {
 
         let requests = seen.requests.map(\.request)
         #expect(requests.map { $0.url.absoluteString } == ["https://stub.example/x", "https://stub.example/y"])
-        #expect(requests[0].value(forHTTPHeaderField: "Authorization") == "Basic " + Data("alice:s3 cret".utf8).base64EncodedString())
-        #expect(requests[1].value(forHTTPHeaderField: "Authorization") == "Bearer mine")
+        #expect((try requests.required(0)).value(forHTTPHeaderField: "Authorization") == "Basic " + Data("alice:s3 cret".utf8).base64EncodedString())
+        #expect((try requests.required(1)).value(forHTTPHeaderField: "Authorization") == "Bearer mine")
     }
 }
 

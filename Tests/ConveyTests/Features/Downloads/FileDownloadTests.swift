@@ -195,6 +195,41 @@ struct DownloadResumeRuleTests {
         #expect(!FileManager.default.fileExists(atPath: partial.destination.path))
     }
 
+    @Test(arguments: [true, false])
+    func aWeakETagResumesUnderLastModifiedOrNotAtAll(hasLastModified: Bool) async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let destination = folder.appending(path: "file")
+        let remote = Remote(name: "stub", url: try #require(URL(string: "https://example.test")))
+        let url = remote.url.appending(path: "file")
+        let body = Data(repeating: 7, count: 200 << 10)
+        let lastModified = "Tue, 24 Nov 2026 10:00:00 GMT"
+        var headers = ["ETag": "W/\"v1\"", "Content-Length": String(body.count)]
+        if hasLastModified { headers["Last-Modified"] = lastModified }
+        let whole = TransportResponse(url: url, statusCode: 200, headers: headers, body: body)
+        let server = ConveyServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
+        server.transport = ConnectionDroppingTransport(base: StubTransport { _ in whole }, afterBytes: 64 << 10)
+        await #expect(throws: ConveyError.self) { try await Fetch(server: server).download(to: destination) }
+
+        let partial = PartialDownload(destination: destination)
+        let record = partial.savedRecord()
+        if hasLastModified {
+            #expect(record?.validator == lastModified)
+        } else {
+            #expect(record == nil)
+        }
+        let seen = RequestLog()
+        server.transport = StubTransport { request in
+            seen.add(request)
+            return whole
+        }
+        let finished = try await Fetch(server: server).download(to: destination)
+        #expect(try Data(contentsOf: finished.payload) == body)
+        let resumed = try #require(seen.requests.first).request
+        #expect(resumed.value(forHTTPHeaderField: "Range") == (hasLastModified ? "bytes=\(64 << 10)-" : nil))
+        #expect(resumed.value(forHTTPHeaderField: "If-Range") == (hasLastModified ? lastModified : nil))
+    }
+
     @Test func a206ResumingUnderADateMustCarryThatLastModified() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = try #require(URL(string: "https://example.test/file"))

@@ -95,4 +95,37 @@ struct CredentialRefreshTests {
         await #expect(throws: HTTPError.self) { try await Profile(server: plain).download() }
         #expect(seen.requests.count == 1)
     }
+
+    @Test(.timeLimit(.minutes(1))) func a401ForACredentialAnotherRefreshReplacedRetriesWithTheNewOneAndRefreshesNoMore() async throws {
+        let remote = try #require(Remote(name: "stub", string: "https://stub.example"))
+        let server = TokenServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
+        let held = ExchangeProbe()
+        let release = AsyncStream<Void>.makeStream()
+        server.transport = StubTransport { [seen] request in
+            seen.add(request)
+            let authorized = request.request.value(forHTTPHeaderField: "Authorization") == "Bearer fresh"
+            if !authorized, request.request.url.path() == "/late" {
+                // The late request went out with the stale token; its 401 comes after the other task's refresh.
+                held.markStarted()
+                for await _ in release.stream { break }
+            }
+            return TransportResponse(url: request.request.url, statusCode: authorized ? 200 : 401, body: Data((authorized ? "me" : "no").utf8))
+        }
+        struct Late: ServerTask {
+            let server: ConveyServer
+            var path: String { "late" }
+        }
+        let late = Task { try await Late(server: server).download() }
+        await held.waitForStart()
+        let early = try await Profile(server: server).download()
+        #expect(early.stringResult == "me")
+        #expect(server.refreshes == 1)
+        release.continuation.yield()
+        let response = try await late.value
+        #expect(response.stringResult == "me")
+        #expect(response.attemptNumber == 2)
+        #expect(server.refreshes == 1)
+        let lateRequests = seen.requests.filter { $0.request.url.path() == "/late" }
+        #expect(lateRequests.map { $0.request.value(forHTTPHeaderField: "Authorization") } == ["Bearer stale", "Bearer fresh"])
+    }
 }

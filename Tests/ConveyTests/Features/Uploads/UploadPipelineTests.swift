@@ -123,7 +123,7 @@ struct UploadPipelineTests {
         let types = seen.requests.map { $0.request.value(forHTTPHeaderField: "Content-Type") ?? "none" }
         #expect(types.count == 5)
         #expect(Array(types.prefix(4)) == ["application/json", "application/x-www-form-urlencoded", "image/png", "application/pdf"])
-        #expect(types[4].hasPrefix("multipart/form-data; boundary=convey-"))
+        #expect((try types.required(4)).hasPrefix("multipart/form-data; boundary=convey-"))
         #expect(seen.requests.allSatisfy { $0.request.value(forHTTPHeaderField: "Content-Encoding") == nil })
     }
 
