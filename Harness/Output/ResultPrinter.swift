@@ -133,7 +133,7 @@ struct ResultPrinter {
     private func printFailure(_ report: RunReport) {
         guard let error = report.errorText, options.showsErrors else { return }
         if report.error?.isCancellation == true {
-            console.err(console.styledError("Cancelled: \(report.method) \(report.url ?? "")", .yellow))
+            console.err(console.styledError("Cancelled: \(report.method) \(report.target)", .yellow))
         } else {
             console.fail(error)
         }

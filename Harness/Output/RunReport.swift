@@ -11,6 +11,9 @@ struct RunReport: Sendable {
     let transport: String
     /// The URL as sent, credentials masked; `nil` when the run failed before a request was built.
     let url: String?
+    /// The URL as sent, else the one the task was for (a run cancelled before its request was
+    /// built), credentials masked: for messages.
+    let target: String
     /// The request's header fields as sent, in order, repeats kept, credentials masked: as the
     /// transport reported sending them when it did (`Host`, `Accept` and the others it adds
     /// included), else as Convey handed them to it.
@@ -32,13 +35,15 @@ struct RunReport: Sendable {
     /// with `error`), `sentHead` the last request head the transport reported sending, `fail` is
     /// what `-f` or `--fail-with-body` make of a status of 400 or more, `resumeComplete` that `-C`
     /// found nothing left to fetch (a 416, which is then no error).
-    init(method: HTTPMethod, transport: String, sent: OutgoingRequest?, sentHead: SentHead? = nil, response: ServerResponse<Data>?, error: (any Error)?,
+    init(method: HTTPMethod, transport: String, sent: OutgoingRequest?, intended: URL? = nil, sentHead: SentHead? = nil,
+         response: ServerResponse<Data>?, error: (any Error)?,
          duration: Duration, redaction: Redaction, warnings: [String] = [], fail: OutputOptions.FailMode? = nil,
          resumeComplete: Bool = false) {
         let request = response?.request ?? sent
         self.method = request?.method.rawValue ?? method.rawValue
         self.transport = transport
         self.url = request.map { redaction.maskedURL($0.url) }
+        target = url ?? intended.map(redaction.maskedURL) ?? ""
         self.requestHeaders = redaction.masked(sentHead?.fields ?? Array(request?.fields ?? Headers()))
         requestBody = request?.body
         requestContentType = request?.fields["Content-Type"]

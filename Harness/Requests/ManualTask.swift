@@ -25,6 +25,14 @@ struct ManualRequest: Sendable {
     /// Filled in by `willSendRequest` with the request as sent.
     let sent = SentRequest()
 
+    /// The URL the request is for, before Convey builds it (its path and query as given): what a
+    /// run cancelled before anything was built names.
+    @ConveyActor var url: URL? {
+        guard let remote = server.remote, var components = URLComponents(string: remote.urlString(forPath: path)) else { return nil }
+        if !query.isEmpty { components.queryItems = (components.queryItems ?? []) + query }
+        return components.url
+    }
+
     /// A request for `server` sent as `sending` says. `failsOnHTTPError` (`-f`) makes a status of
     /// 400 or more end the run, as `--retry` does with the statuses it retries.
     init(server: HarnessServer, method: HTTPMethod, path: String, query: [URLQueryItem], headers: Headers,

@@ -92,7 +92,7 @@ enum RequestRunner {
         if let problem = configuration.recorder?.lastWriteFailure, output.showsErrors {
             console.err(console.styledError("Not recorded: \(problem)", .yellow))
         }
-        let report = RunReport(method: method, transport: transportName, sent: task.request.sent.request,
+        let report = RunReport(method: method, transport: transportName, sent: task.request.sent.request, intended: task.request.url,
                                sentHead: trace?.lastExchange?.sentHead, response: response, error: failure,
                                duration: elapsed, redaction: configuration.redaction, warnings: warnings, fail: output.fail,
                                resumeComplete: resumeComplete)
