@@ -13,7 +13,7 @@ enum OutboxEnqueue {
             return .usage
         }
         let server = HarnessServer(target: request.target, configuration: ServerConfiguration(echoSink: standardErrorEcho), countsHops: false)
-        let context = RunContext(server: server, failsOnHTTPError: false, extraHeaders: Headers()) { _ in }
+        let context = RunContext(server: server, failsOnHTTPError: false, extraHeaders: Headers(), retryNotes: .unsaid)
         do {
             let task = try request.task(in: context)
             let outbox = try await Outbox(folder: URL(filePath: folder, directoryHint: .isDirectory), server: server)

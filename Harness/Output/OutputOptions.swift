@@ -85,8 +85,8 @@ extension OptionSpec {
     static let silent = OptionSpec(["-s", "--silent"], curl: .differs("also hides the harness's summary line and warnings"),
                                    help: "no progress bar, summary line, warnings or error messages")
     static let showError = OptionSpec(["-S", "--show-error"], curl: .same, help: "with -s: still say what went wrong")
-    static let verbose = OptionSpec(["-v", "--verbose"], curl: .differs("prints the transport, the connection and the request as sent; the response as usual"),
-                                    help: "print the transport, the connection and the request as sent, on stderr")
+    static let verbose = OptionSpec(["-v", "--verbose"], curl: .differs("'*' lines name the transport and the connection only; credentials masked; the response head also shows as usual"),
+                                    help: "print each exchange on stderr: the request head as sent ('> '), every field the transport added included, then the response head ('< ')")
     static let output = OptionSpec(["-o", "--output"], value: "FILE",
                                    curl: .differs("the file appears only when complete, owner-only; a broken transfer leaves FILE.convey-partial"),
                                    help: "write the body to FILE as it arrives (status line and headers go to stderr); - is stdout")

@@ -15,8 +15,8 @@ enum BodyDestination: Sendable {
 /// (`--body-only`, as curl), or as JSON; then `-w`'s format.
 ///
 /// Standard output carries what curl's does (the body, unless `-o` took it) and, for people, the
-/// status line and headers before it; with `-o` they go to standard error. `-v`, the summary line,
-/// warnings and errors go to standard error. Everything shown is masked with the server's
+/// status line and headers before it; with `-o` they go to standard error. The summary line,
+/// warnings and errors go to standard error, as `-v` does while the run goes on (`VerbosePrinter`). Everything shown is masked with the server's
 /// `Redaction` (bodies as Convey's echo shows them) and escaped for the terminal. `--body-only`
 /// into a file or pipe is the exception: the bytes as received, since they are the data asked for.
 struct ResultPrinter {
@@ -28,7 +28,6 @@ struct ResultPrinter {
 
     /// Prints the report and returns its exit code.
     func present(_ report: RunReport, exchanges: Int? = nil) -> ExitCode {
-        if options.verbose { printRequest(report) }
         if options.printsTimings, let metrics = report.response?.metrics {
             console.err(console.styledError("timings: " + (metrics.isEmpty ? "not measured by this transport" : metrics.description), .dim))
         }
@@ -55,18 +54,6 @@ struct ResultPrinter {
             }
         }
         return report.exitCode
-    }
-
-    /// `-v`, on standard error: the transport, the connection, the request as sent.
-    private func printRequest(_ report: RunReport) {
-        guard let url = report.url else { return }
-        console.err(console.styledError("* transport: \(report.transport)", .dim))
-        if let connection = report.connectionText { console.err(console.styledError("* connection: \(connection)", .dim)) }
-        console.err(console.styledError("> \(report.method) \(url)", .cyan))
-        for field in report.requestHeaders {
-            console.err(console.styledError("> ", .cyan) + DisplayFormat.terminalSafe("\(field.name): \(field.value)"))
-        }
-        console.err(console.styledError(">", .cyan))
     }
 
     /// The status line and headers, then the body (or where it went), then the summary line.
@@ -146,7 +133,7 @@ struct ResultPrinter {
     private func printFailure(_ report: RunReport) {
         guard let error = report.errorText, options.showsErrors else { return }
         if report.error?.isCancellation == true {
-            console.err(console.styledError("Cancelled: \(report.method) \(report.url ?? "")", .yellow))
+            console.err(console.styledError("Cancelled: \(report.method) \(report.target)", .yellow))
         } else {
             console.fail(error)
         }

@@ -11,8 +11,17 @@ struct RunReport: Sendable {
     let transport: String
     /// The URL as sent, credentials masked; `nil` when the run failed before a request was built.
     let url: String?
-    /// The request's header fields as sent, in order, credentials masked.
-    let requestHeaders: Headers
+    /// The URL as sent, else the one the task was for (a run cancelled before its request was
+    /// built), credentials masked: for messages.
+    let target: String
+    /// The request's header fields as sent, in order, repeats kept, credentials masked: as the
+    /// transport reported sending them when it did (`Host`, `Accept` and the others it adds
+    /// included), else as Convey handed them to it.
+    let requestHeaders: [Header]
+    /// The request's body when it was held in memory (`nil` without one, or streamed from a file).
+    let requestBody: Data?
+    /// The request's `Content-Type`, which says how its body is shown.
+    let requestContentType: String?
     let response: ServerResponse<Data>?
     let error: (any Error)?
     let duration: Duration
@@ -23,16 +32,21 @@ struct RunReport: Sendable {
     let warnings: [String]
 
     /// A report of a run: `response` is the last one received (also when a status ended the run
-    /// with `error`), `fail` is what `-f` or `--fail-with-body` make of a status of 400 or more,
-    /// `resumeComplete` that `-C` found nothing left to fetch (a 416, which is then no error).
-    init(method: HTTPMethod, transport: String, sent: OutgoingRequest?, response: ServerResponse<Data>?, error: (any Error)?,
+    /// with `error`), `sentHead` the last request head the transport reported sending, `fail` is
+    /// what `-f` or `--fail-with-body` make of a status of 400 or more, `resumeComplete` that `-C`
+    /// found nothing left to fetch (a 416, which is then no error).
+    init(method: HTTPMethod, transport: String, sent: OutgoingRequest?, intended: URL? = nil, sentHead: SentHead? = nil,
+         response: ServerResponse<Data>?, error: (any Error)?,
          duration: Duration, redaction: Redaction, warnings: [String] = [], fail: OutputOptions.FailMode? = nil,
          resumeComplete: Bool = false) {
         let request = response?.request ?? sent
         self.method = request?.method.rawValue ?? method.rawValue
         self.transport = transport
         self.url = request.map { redaction.maskedURL($0.url) }
-        self.requestHeaders = redaction.maskedFields(request?.fields ?? Headers())
+        target = url ?? intended.map(redaction.maskedURL) ?? ""
+        self.requestHeaders = redaction.masked(sentHead?.fields ?? Array(request?.fields ?? Headers()))
+        requestBody = request?.body
+        requestContentType = request?.fields["Content-Type"]
         self.response = response
         self.error = error
         self.duration = response?.duration ?? duration
@@ -52,16 +66,6 @@ struct RunReport: Sendable {
 
     /// Whether `-f` (or `--fail-with-body`) turned a status into the run's failure.
     var failedOnStatus: Bool { exitCode == .httpErrorWithFail }
-
-    /// The connection as the transport reported it: `HTTP/2 · TLSv1.3 · new connection`, with
-    /// `⚠ TLS verification OFF` when the certificate was not verified; `nil` when nothing was reported.
-    var connectionText: String? {
-        guard let metrics = response?.metrics else { return nil }
-        var parts = [metrics.httpVersion, metrics.tlsVersion].compactMap { $0 }
-        if let reused = metrics.reusedConnection { parts.append(reused ? "reused connection" : "new connection") }
-        if metrics.certificateVerified == false { parts.append(ExchangeMetrics.verificationOffWarning) }
-        return parts.isEmpty ? nil : parts.joined(separator: " · ")
-    }
 
     /// The response header fields as received, repeats kept, credentials masked.
     func responseHeaders(_ redaction: Redaction) -> Headers {

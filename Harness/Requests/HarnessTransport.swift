@@ -22,10 +22,12 @@ enum HarnessTransport {
     /// Gives `server` its transport: the embedded server's stub, or the chosen built-in one
     /// (through the server's configuration, whose TLS, proxy and HTTP version are set; made here
     /// for a connect timeout, which only `CurlTransport` takes). Wrapped to count each attempt's
-    /// exchanges into `hops` and to report progress to `progress`, when given.
+    /// exchanges into `hops`, to report progress to `progress` and to keep each exchange in
+    /// `trace`, when given.
     @ConveyActor
     static func install(on server: ConveyServer, target: RemoteTarget, builtIn: BuiltInTransport,
-                        connection: ConnectionOptions = ConnectionOptions(), hops: HopCounter? = nil, progress: ProgressBar? = nil) {
+                        connection: ConnectionOptions = ConnectionOptions(), hops: HopCounter? = nil, progress: ProgressBar? = nil,
+                        trace: ExchangeTrace? = nil) {
         server.configuration.builtInTransport = builtIn
         connection.apply(to: &server.configuration)
         if case .embedded = target {
@@ -36,8 +38,8 @@ enum HarnessTransport {
                 connectTimeout: connectTimeout, tls: connection.tls, proxy: connection.proxy, httpVersion: connection.httpVersion))
             #endif
         }
-        if hops != nil || progress != nil {
-            server.transport = WatchingTransport(base: server.transport, hops: hops, bar: progress)
+        if hops != nil || progress != nil || trace != nil {
+            server.transport = WatchingTransport(base: server.transport, hops: hops, bar: progress, trace: trace)
         }
     }
 

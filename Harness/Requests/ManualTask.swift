@@ -20,15 +20,23 @@ struct ManualRequest: Sendable {
     /// Which statuses end the run with an `HTTPError`: those `-f` and `--retry` ask for.
     var statusRule: StatusRule
     let retry: RetryOptions?
-    /// Said before each retry (unless `-s`).
-    let retryNotice: @Sendable (String) -> Void
+    /// Says each retry (unless `-s`), after the echo of the attempt it follows.
+    let retryNotes: RetryNotes
     /// Filled in by `willSendRequest` with the request as sent.
     let sent = SentRequest()
+
+    /// The URL the request is for, before Convey builds it (its path and query as given): what a
+    /// run cancelled before anything was built names.
+    @ConveyActor var url: URL? {
+        guard let remote = server.remote, var components = URLComponents(string: remote.urlString(forPath: path)) else { return nil }
+        if !query.isEmpty { components.queryItems = (components.queryItems ?? []) + query }
+        return components.url
+    }
 
     /// A request for `server` sent as `sending` says. `failsOnHTTPError` (`-f`) makes a status of
     /// 400 or more end the run, as `--retry` does with the statuses it retries.
     init(server: HarnessServer, method: HTTPMethod, path: String, query: [URLQueryItem], headers: Headers,
-         sending: SendingOptions, failsOnHTTPError: Bool, retryNotice: @escaping @Sendable (String) -> Void) {
+         sending: SendingOptions, failsOnHTTPError: Bool, retryNotes: RetryNotes) {
         self.server = server
         self.method = method
         self.path = path
@@ -41,7 +49,7 @@ struct ManualRequest: Sendable {
         statusRule = StatusRule(throwingClasses: failsOnHTTPError ? [.clientError, .serverError] : [],
                                 throwingCodes: sending.retry == nil ? [] : RetryOptions.retriedStatuses)
         retry = sending.retry
-        self.retryNotice = retryNotice
+        self.retryNotes = retryNotes
     }
 }
 
@@ -73,12 +81,13 @@ extension ManualTask {
         for name in request.removedHeaders { outgoing.fields.remove(named: name) }
         request.sent.request = outgoing
         request.server.hops?.reset()
+        request.retryNotes.sayWaiting()
         return outgoing
     }
 
     func retryInterval(afterError error: any Error, count: Int) -> TimeInterval? {
         guard let retry = request.retry, let wait = retry.interval(after: error, count: count, method: method) else { return nil }
-        request.retryNotice("\(Self.reason(error)): retry \(count) of \(retry.count) in \(DisplayFormat.duration(.milliseconds(Int64(wait * 1000))))")
+        request.retryNotes.note("\(Self.reason(error)): retry \(count) of \(retry.count) in \(DisplayFormat.duration(.milliseconds(Int64(wait * 1000))))")
         return wait
     }
 

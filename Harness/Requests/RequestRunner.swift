@@ -10,15 +10,15 @@ struct RunContext: Sendable {
     let extraHeaders: Headers
     /// Whether the run asks for a range: its 416 is never an error (curl takes it as "nothing left").
     var asksForRange: Bool { extraHeaders.contains(named: "Range") }
-    /// Said before each retry.
-    let retryNotice: @Sendable (String) -> Void
+    /// Says each retry, after the echo of the attempt it follows.
+    let retryNotes: RetryNotes
 
     /// A request for the context's server, sent as `sending` says, with the run's own fields added.
     func request(method: HTTPMethod, path: String, query: [URLQueryItem], headers: Headers, sending: SendingOptions) -> ManualRequest {
         var headers = headers
         headers.append(contentsOf: extraHeaders)
         var request = ManualRequest(server: server, method: method, path: path, query: query, headers: headers, sending: sending,
-                                    failsOnHTTPError: failsOnHTTPError, retryNotice: retryNotice)
+                                    failsOnHTTPError: failsOnHTTPError, retryNotes: retryNotes)
         if asksForRange { request.statusRule = request.statusRule.returning(416) }
         return request
     }
@@ -31,7 +31,10 @@ enum RequestRunner {
     static func run(target: RemoteTarget, sending: SendingOptions, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
                     makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: standardErrorEcho)
+        let retryNotes = RetryNotes(followsEcho: sending.echo.printsToConsole) { [console, silent = output.silent] notice in
+            if !silent { console.err(console.styledError(notice, .yellow)) }
+        }
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: retryNotes.echoSink(writing: standardErrorEcho))
         configuration.recorder = settings.recorderForRequests()
         sending.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: output.writeOut?.countsRedirects == true)
@@ -39,14 +42,15 @@ enum RequestRunner {
         if !output.silent {
             for warning in warnings { console.err(console.styledError(warning, .yellow)) }
         }
+        let transportName = HarnessTransport.name(for: target, builtIn: sending.transport)
+        let trace = exchangeTrace(output: output, console: console, redaction: configuration.redaction, transport: transportName)
         HarnessTransport.install(on: server, target: target, builtIn: sending.transport, connection: sending.connection,
-                                 hops: server.hops, progress: output.progressBar(console: console))
+                                 hops: server.hops, progress: output.progressBar(console: console), trace: trace)
         let plan = RangeResume.plan(output.resume, file: output.outputFile)
         var extraHeaders = Headers()
         if case .from(let offset) = plan { extraHeaders.append(Header(name: "Range", value: "bytes=\(offset)-")) }
-        let context = RunContext(server: server, failsOnHTTPError: output.fail == .withoutBody, extraHeaders: extraHeaders) { [console, silent = output.silent] notice in
-            if !silent { console.err(console.styledError(notice, .yellow)) }
-        }
+        let context = RunContext(server: server, failsOnHTTPError: output.fail == .withoutBody, extraHeaders: extraHeaders,
+                                 retryNotes: retryNotes)
         let task: any ManualTask
         do {
             task = try makeTask(context)
@@ -83,16 +87,26 @@ enum RequestRunner {
             failure = error
         }
         let elapsed = started.duration(to: .now)
+        retryNotes.sayWaiting()
         await configuration.recorder?.flush()
         if let problem = configuration.recorder?.lastWriteFailure, output.showsErrors {
             console.err(console.styledError("Not recorded: \(problem)", .yellow))
         }
-        let report = RunReport(method: method, transport: HarnessTransport.name(for: target, builtIn: sending.transport),
-                               sent: task.request.sent.request, response: response, error: failure,
+        let report = RunReport(method: method, transport: transportName, sent: task.request.sent.request, intended: task.request.url,
+                               sentHead: trace?.lastExchange?.sentHead, response: response, error: failure,
                                duration: elapsed, redaction: configuration.redaction, warnings: warnings, fail: output.fail,
                                resumeComplete: resumeComplete)
         let printer = ResultPrinter(console: console, options: output, redaction: configuration.redaction, destination: destination)
         return printer.present(report, exchanges: server.hops?.exchanges)
+    }
+
+    /// The trace `-v` prints each exchange of (from the transport's first line on) and
+    /// `--output-json` reads the last request head from; `nil` when neither is asked for.
+    private static func exchangeTrace(output: OutputOptions, console: Console, redaction: Redaction, transport: String) -> ExchangeTrace? {
+        guard output.verbose else { return output.json ? ExchangeTrace() : nil }
+        let printer = VerbosePrinter(console: console, redaction: redaction, transport: transport)
+        printer.printTransport()
+        return ExchangeTrace { exchange in printer.print(exchange) }
     }
 
     /// What sending a run's task came to.

@@ -8,16 +8,17 @@ enum StreamRunner {
     static func run(target: RemoteTarget, sending: SendingOptions, mode: StreamOptions.Mode, settings: HarnessSettings,
                     makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
-        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: standardErrorEcho)
+        let retryNotes = RetryNotes(followsEcho: sending.echo.printsToConsole) { notice in
+            console.err(console.styledError(notice, .yellow))
+        }
+        var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: retryNotes.echoSink(writing: standardErrorEcho))
         sending.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: false)
         for warning in (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings {
             console.err(console.styledError(warning, .yellow))
         }
         HarnessTransport.install(on: server, target: target, builtIn: sending.transport, connection: sending.connection)
-        let context = RunContext(server: server, failsOnHTTPError: false, extraHeaders: Headers()) { notice in
-            console.err(console.styledError(notice, .yellow))
-        }
+        let context = RunContext(server: server, failsOnHTTPError: false, extraHeaders: Headers(), retryNotes: retryNotes)
         let task: any ManualTask
         do {
             task = try makeTask(context)

@@ -2,24 +2,44 @@
 import Foundation
 
 /// Wraps a transport to count each attempt's exchanges (one per redirect hop, for `-w
-/// '%{num_redirects}'`) and to feed every transfer's progress to a progress bar.
+/// '%{num_redirects}'`), to feed every transfer's progress to a progress bar, and to trace each
+/// exchange (`-v`, `--output-json`): the request head the transport reports sending, which it is
+/// asked for (`TransportRequest.capturesSentHead`), and the response head it delivers.
 struct WatchingTransport: ConveyTransport {
     let base: any ConveyTransport
     let hops: HopCounter?
     let bar: ProgressBar?
+    let trace: ExchangeTrace?
 
     func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         hops?.sent()
-        guard let bar else { return try await base.send(request, into: sink) }
         var watched = request
-        let earlier = request.progress
-        watched.progress = { [bar] progress in
-            earlier?(progress)
-            bar.update(progress)
+        if let bar {
+            let earlier = request.progress
+            watched.progress = { [bar] progress in
+                earlier?(progress)
+                bar.update(progress)
+            }
+            bar.start()
         }
-        bar.start()
-        defer { bar.finish() }
-        return try await base.send(watched, into: sink)
+        guard let trace else {
+            defer { bar?.finish() }
+            return try await base.send(watched, into: sink)
+        }
+        watched.capturesSentHead = true
+        let keeping = HeadKeepingSink(sink)
+        let metrics: ExchangeMetrics
+        do {
+            metrics = try await base.send(watched, into: keeping)
+        } catch {
+            bar?.finish()
+            trace.record(ExchangeTrace.Exchange(request: request.request, sentHead: nil, responseHead: keeping.head, metrics: nil))
+            throw error
+        }
+        bar?.finish()
+        trace.record(ExchangeTrace.Exchange(request: request.request, sentHead: metrics.sentHead.flatMap(SentHead.init),
+                                            responseHead: keeping.head, metrics: metrics))
+        return metrics
     }
 }
 

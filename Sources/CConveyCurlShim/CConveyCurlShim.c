@@ -32,6 +32,10 @@ CURLcode convey_curl_easy_setopt_prereq(CURL *easy, convey_curl_prereq_callback 
     return curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, callback);
 }
 
+CURLcode convey_curl_easy_setopt_debug(CURL *easy, convey_curl_debug_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, callback);
+}
+
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

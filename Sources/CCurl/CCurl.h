@@ -116,7 +116,22 @@ typedef enum {
     CURLOPT_PROXYUSERNAME = 10175,
     CURLOPT_PROXYPASSWORD = 10176,
     CURLOPT_NOPROXY = 10177,
+    // The request head as sent, for a request that asks for it (`TransportRequest.capturesSentHead`).
+    CURLOPT_VERBOSE = 41,
+    CURLOPT_DEBUGFUNCTION = 20094,
+    CURLOPT_DEBUGDATA = 10095,
 } CURLoption;
+
+// What CURLOPT_DEBUGFUNCTION is handed: CURLINFO_HEADER_OUT is the request head as written.
+typedef enum {
+    CURLINFO_TEXT = 0,
+    CURLINFO_HEADER_IN = 1,
+    CURLINFO_HEADER_OUT = 2,
+    CURLINFO_DATA_IN = 3,
+    CURLINFO_DATA_OUT = 4,
+    CURLINFO_SSL_DATA_IN = 5,
+    CURLINFO_SSL_DATA_OUT = 6,
+} curl_infotype;
 
 // MARK: Transfer information (numbered by result type: string, long, curl_off_t)
 
@@ -196,6 +211,21 @@ struct curl_slist {
     struct curl_slist *next;
 };
 
+// The first fields of libcurl's version information, which only ever grows at its end: the
+// version and the features it was built with (which content codings it decodes).
+typedef struct {
+    int age;
+    const char *version;
+    unsigned int version_num;
+    const char *host;
+    int features;
+} curl_version_info_data;
+#define CURLVERSION_FIRST 0
+#define CURL_VERSION_LIBZ 8           // 1 << 3
+#define CURL_VERSION_BROTLI 8388608   // 1 << 23
+#define CURL_VERSION_ZSTD 67108864    // 1 << 26
+
+curl_version_info_data *curl_version_info(int age);
 CURLcode curl_global_init(long flags);
 CURL *curl_easy_init(void);
 void curl_easy_cleanup(CURL *easy);

@@ -22,6 +22,12 @@ typedef int (*convey_curl_prereq_callback)(void *context, char *primary_ip, char
 
 CURLcode convey_curl_easy_setopt_prereq(CURL *easy, convey_curl_prereq_callback callback);
 
+/// The signature of CURLOPT_DEBUGFUNCTION: called, while CURLOPT_VERBOSE is on, with each piece
+/// of what the transfer writes and reads (`type` says which); returns 0.
+typedef int (*convey_curl_debug_callback)(CURL *easy, curl_infotype type, char *data, size_t size, void *context);
+
+CURLcode convey_curl_easy_setopt_debug(CURL *easy, convey_curl_debug_callback callback);
+
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 /// A string curl owns (NULL when it has none), valid until the handle changes or is cleaned up.

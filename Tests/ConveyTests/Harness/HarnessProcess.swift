@@ -79,17 +79,19 @@ enum HarnessProcess {
             process.terminationHandler = { _ in continuation.finish() }
         }
         try process.run()
-        let interrupter = Task {
-            guard let interruptAfter else { return }
-            try await Task.sleep(for: interruptAfter)
-            running.interrupt()
+        // On a thread of its own: a test pool kept busy by other suites' work would delay a task
+        // past the request the interrupt is meant to cancel.
+        if let interruptAfter {
+            Thread.detachNewThread {
+                Thread.sleep(forTimeInterval: Double(interruptAfter.components.seconds) + Double(interruptAfter.components.attoseconds) / 1e18)
+                running.interrupt()
+            }
         }
         let watchdog = Task {
             try await Task.sleep(for: timeout)
             running.terminate()
         }
         for await _ in exited {}
-        interrupter.cancel()
         watchdog.cancel()
         process.waitUntilExit()
         return HarnessRun(status: process.terminationStatus,

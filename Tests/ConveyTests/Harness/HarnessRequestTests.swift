@@ -28,8 +28,31 @@ struct HarnessRequestTests {
         let run = try await HarnessProcess.run(["get", "/get", "--verbose"], records: records.url)
 
         #expect(run.status == 0)
-        #expect(run.stderr.hasPrefix("* transport: embedded (no network)\n> GET http://embedded.invalid/get\n"))
+        // The stub sends nothing, so the request shows as Convey handed it over, and says so.
+        #expect(run.stderr.hasPrefix("""
+            * transport: embedded (no network)
+            * the request as Convey handed it to the transport, which reports no head as sent
+            > GET /get
+            > User-Agent: convey-harness Convey/
+            """), "\(run.stderr)")
+        #expect(run.stderr.contains("\n>\n< HTTP/1.1 200 OK\n"), "\(run.stderr)")
+        #expect(run.stderr.contains("\n< Content-Type: application/json\n"), "\(run.stderr)")
         #expect(run.stdout.hasPrefix("HTTP 200 OK\n"), "-v writes to stderr, as curl's")
+    }
+
+    @Test func eachRetryIsSaidAfterTheEchoOfTheAttemptItFollows() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let run = try await HarnessProcess.run(["get", "/status/503", "--retry", "2", "--retry-delay", "0.01", "--echo", "minimum"],
+                                               records: records.url)
+        #expect(run.status == 3)
+        let lines = run.stderr.split(separator: "\n").map(String.init).filter { $0.hasPrefix("[Convey]") || $0.contains(": retry ") }
+        try #require(lines.count == 5, "\(run.stderr)")
+        #expect(lines[0].hasPrefix("[Convey] GET http://embedded.invalid/status/503 → 503") && !lines[0].contains("attempt"))
+        #expect(lines[1] == "HTTP 503 Service Unavailable: retry 1 of 2 in 10.0 ms")
+        #expect(lines[2].contains("· attempt 2 "))
+        #expect(lines[3] == "HTTP 503 Service Unavailable: retry 2 of 2 in 10.0 ms")
+        #expect(lines[4].contains("· attempt 3 "))
     }
 
     @Test func jsonOutputIsOneParseableObject() async throws {
@@ -47,7 +70,7 @@ struct HarnessRequestTests {
         let body = try #require(response["body"] as? [String: Any])
         #expect(request["method"] as? String == "GET")
         #expect(request["url"] as? String == "http://embedded.invalid/anything/x?page=2")
-        #expect((request["headers"] as? [String: String])?["Authorization"] == "‹redacted›")
+        #expect((request["headers"] as? [[String]])?.contains(["Authorization", "‹redacted›"]) == true)
         #expect(response["status"] as? Int == 200)
         #expect((body["args"] as? [String: String]) == ["page": "2"])
         #expect(object["exitCode"] as? Int == 0)

@@ -110,6 +110,63 @@ struct HarnessWireTests {
         #expect(type == .typeCharacterSpecial, "-o /dev/null writes into the device and never replaces it")
     }
 
+    @Test func verboseListsEveryFieldHTTPBinReceivedWithCredentialsMasked() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let httpbin = try TestServers.httpbin().urlString(forPath: "")
+        // --body-only into a file: the body as received, with the Authorization httpbin saw unmasked.
+        let run = try await HarnessProcess.run(["get", httpbin + "/headers", "-v", "--body-only", "-H", "Authorization: Bearer s3cret-token"],
+                                               records: records.url)
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let received = try #require(object["headers"] as? [String: String])
+        #expect(received["Authorization"] == "Bearer s3cret-token")
+
+        let lines = run.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.contains("> GET /headers HTTP/1.1"), "the request line as sent: \(run.stderr)")
+        // The fields the transport adds, which Convey's request does not hold, as httpbin received them.
+        let host = try #require(received["Host"])
+        let accept = try #require(received["Accept"])
+        #expect(lines.contains("> Host: \(host)"), "\(run.stderr)")
+        #expect(lines.contains("> Accept: \(accept)"), "\(run.stderr)")
+        for (name, value) in received where name != "Authorization" {
+            #expect(lines.contains("> \(name): \(value)"), "\(name) as received: \(run.stderr)")
+        }
+        #expect(lines.contains("> Authorization: ‹redacted›"))
+        #expect(!run.stderr.contains("s3cret"))
+        #expect(lines.contains("< HTTP/1.1 200 OK"))
+        #expect(lines.contains { $0.hasPrefix("< Content-Type: application/json") })
+    }
+
+    @Test func jsonOutputOfAPostHasOneShapeForHeadersAndTheBodyMasked() async throws {
+        let records = RecordsFolder()
+        defer { records.remove() }
+        let httpbin = try TestServers.httpbin().urlString(forPath: "")
+        let run = try await HarnessProcess.run(["post", httpbin + "/post", "--json", #"{"user": "ada", "password": "s3cret"}"#, "--output-json"],
+                                               records: records.url)
+        #expect(run.status == 0, "\(run.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let request = try #require(object["request"] as? [String: Any])
+        let response = try #require(object["response"] as? [String: Any])
+
+        // Both lists: the fields in order, repeats kept, as [name, value] pairs.
+        let sent = try #require(request["headers"] as? [[String]])
+        let received = try #require(response["headers"] as? [[String]])
+        #expect(sent.allSatisfy { $0.count == 2 } && received.allSatisfy { $0.count == 2 })
+        let echoed = try #require((response["body"] as? [String: Any])?["headers"] as? [String: String])
+        #expect(sent.first { $0.first == "Host" }?.last == echoed["Host"], "the fields the transport added are there: \(sent)")
+        #expect(sent.first { $0.first == "Content-Length" }?.last == echoed["Content-Length"])
+
+        let body = try #require(request["body"] as? [String: Any], "the request body, as echo shows it")
+        #expect(body["user"] as? String == "ada")
+        #expect(body["password"] as? String == "‹redacted›")
+        #expect(request["size"] as? Int == 37)
+        #expect(!run.stdout.contains("s3cret"))
+        // Empty values on one line.
+        #expect(run.stdout.contains(#""warnings" : []"#))
+        #expect(run.stdout.contains(#""args" : {}"#))
+    }
+
     @Test func demoAgainstHTTPBinBehaves() async throws {
         let records = RecordsFolder()
         defer { records.remove() }

@@ -20,7 +20,9 @@ import Foundation
 public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The task's URL could not be built. Carries the text that failed and why.
     case invalidURL(String, reason: String)
-    /// The server has no `remote`, so there is nowhere to send the task.
+    /// There is nowhere to send the task: the server has no `remote`, or the task names no
+    /// `server` and no default server was ever made (`server` is then
+    /// `ConveyServer.missingDefaultName`). Nothing was sent; `logDetail` says which, and the fix.
     case noRemote(server: String)
     /// The server is disabled (`disabled = true`); nothing was sent.
     case serverDisabled(server: String)
@@ -93,7 +95,9 @@ public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A sentence fit to show a person, or `nil` for cancellation, which is never shown as an error.
     public var userMessage: String? {
         switch self {
-        case .invalidURL, .noRemote, .encodingFailed, .invalidHeaderField: "The request couldn't be prepared."
+        case .invalidURL, .encodingFailed, .invalidHeaderField: "The request couldn't be prepared."
+        case .noRemote(ConveyServer.missingDefaultName): "The app isn't set up to reach its server yet."
+        case .noRemote: "The app has no server address to send this to."
         case .serverDisabled: "This service is currently unavailable."
         case .requestsDisabledForDebugging: "Network requests are disabled for debugging."
         case .transport(let failure, _, _, _): failure.userMessage
@@ -125,7 +129,13 @@ public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
     private var unmaskedLogDetail: String {
         switch self {
         case .invalidURL(let text, let reason): "Invalid URL \"\(text)\": \(reason)"
-        case .noRemote(let server): "\(server) has no remote: set `remote` before running tasks"
+        case .noRemote(ConveyServer.missingDefaultName):
+            "No default server: the task names no `server`, so it runs on `ConveyServer.default`, and no server was made "
+                + "with `asDefault: true` before it ran. Make one first: `ConveyServer(remote: …, asDefault: true)`, or a subclass "
+                + "whose initializer calls `super.init(asDefault: true)`; a `static let shared = AppServer()` is made only when first "
+                + "read, so touch it (`_ = AppServer.shared`) before the first task"
+        case .noRemote(let server):
+            "\(server) has no remote: set its `remote` (in its initializer, or `server.remote = …`) before running tasks"
         case .serverDisabled(let server): "\(server) is disabled: the task was not sent"
         case .requestsDisabledForDebugging: "-fail-all-requests is set: the task was not sent"
         case .transport(let failure, let url, let code, let reason):

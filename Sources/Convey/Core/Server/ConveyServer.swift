@@ -22,15 +22,31 @@ import FoundationNetworking
 @ConveyActor
 open class ConveyServer: ConveyServerable {
     /// The server of every task that does not name one: the last server created with
-    /// `asDefault: true`. Before any exists, a server with no remote, whose tasks fail with
-    /// `ConveyError.noRemote`.
+    /// `asDefault: true`. Before any exists, a stand-in with no remote, whose tasks fail with
+    /// `ConveyError.noRemote` saying that no default server was made (its `server` is
+    /// `ConveyServer.missingDefaultName`).
     public static var `default`: ConveyServer {
         if let current = defaultServer { return current }
-        let placeholder = ConveyServer(remote: nil)
-        defaultServer = placeholder
-        return placeholder
+        let standIn = standInForMissingDefault()
+        defaultServer = standIn
+        return standIn
     }
     private static var defaultServer: ConveyServer?
+
+    /// The `name` of the stand-in `default` returns before any server was made with
+    /// `asDefault: true`: what `ConveyError.noRemote(server:)` carries when a task ran before
+    /// the app made its default server.
+    public nonisolated static let missingDefaultName = "ConveyServer.default (none was made)"
+
+    /// A server with no remote that stands in for the default server no one made.
+    static func standInForMissingDefault() -> ConveyServer {
+        let standIn = ConveyServer(remote: nil)
+        standIn.standsInForMissingDefault = true
+        return standIn
+    }
+
+    /// Whether this server is the stand-in `default` made because no default server existed.
+    private var standsInForMissingDefault = false
 
     /// The environment tasks are sent to. Change it at any time; runs that start afterwards use it.
     public var remote: Remote?
@@ -105,8 +121,10 @@ open class ConveyServer: ConveyServerable {
         if asDefault { Self.defaultServer = self }
     }
 
-    /// A name for logs and errors. Default: the class name and the remote's name.
+    /// A name for logs and errors. Default: the class name and the remote's name
+    /// (`ConveyServer.missingDefaultName` for the stand-in of a default server no one made).
     open var name: String {
+        if standsInForMissingDefault, remote == nil { return Self.missingDefaultName }
         let type = String(describing: Swift.type(of: self))
         return remote.map { "\(type) (\($0.name))" } ?? type
     }

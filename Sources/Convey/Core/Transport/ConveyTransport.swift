@@ -120,6 +120,9 @@ extension ConveyTransport {
     public var httpVersion: HTTPVersionPreference?
     /// How the run stops this exchange without cancelling its task; see `ConveyTransport.registersExchangeCancellation`.
     public var cancellation: ExchangeCancellation = .none
+    /// Whether the transport reports the request's head as it went out, in the metrics' `sentHead`:
+    /// for tools that show it, such as the harness's `-v`. Default: `false`, which costs nothing.
+    public var capturesSentHead = false
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }

@@ -33,6 +33,20 @@ public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConverti
     /// `TLSConfiguration.disablesCertificateVerificationInsecurely`, which echo, records and the
     /// harness then show as `⚠ TLS verification OFF`; `nil` for plain HTTP or when not reported.
     public var certificateVerified: Bool?
+    /// The request line and header fields as the transport sent them, each line ended by CRLF,
+    /// then the empty line: `GET /get HTTP/1.1`, `Host: …`, `Accept: */*` and the rest, the
+    /// fields the transport adds included. `nil` unless the request asked for it
+    /// (`TransportRequest.capturesSentHead`) and the transport reports it: `CurlTransport` gives
+    /// the bytes libcurl wrote; `URLSessionTransport` what URLSession reports with the fields it is
+    /// known to add (see Docs/transports.md). Credentials are in it as sent, unmasked: it is never
+    /// encoded (records, HAR) and not part of `description` or `isEmpty`.
+    @_spi(Transport) public var sentHead: String?
+
+    /// The figures an encoding keeps: all but `sentHead`.
+    private enum CodingKeys: String, CodingKey {
+        case nameLookup, connect, tlsHandshake, firstByte, total, bytesSent, bytesReceived, httpVersion, reusedConnection,
+             tlsVersion, certificateVerified
+    }
 
     /// Metrics with what a transport measured (`@_spi(Transport)`); nothing by default.
     @_spi(Transport) public init(nameLookup: Duration? = nil, connect: Duration? = nil, tlsHandshake: Duration? = nil,
@@ -53,7 +67,11 @@ public struct ExchangeMetrics: Sendable, Hashable, Codable, CustomStringConverti
     }
 
     /// Whether the transport measured nothing.
-    public var isEmpty: Bool { self == ExchangeMetrics() }
+    public var isEmpty: Bool {
+        var figures = self
+        figures.sentHead = nil
+        return figures == ExchangeMetrics()
+    }
 
     /// One line, as echo and the harness print it: `dns 0.1 ms · connect 0.3 ms · tls 2.1 ms · first
     /// byte 3.2 ms · total 3.5 ms · ↑0 B ↓312 B · HTTP/2 · TLSv1.3 · new connection`, with `–` for

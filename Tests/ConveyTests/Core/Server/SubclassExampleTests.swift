@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @_spi(Transport) @_spi(Tools) @testable import Convey
 
-// The app server of README.md and Docs/getting-started.md, exactly as documented (the test below
+// The app server of README.md and Docs/servers.md, exactly as documented (the test below
 // checks that both documents still show this code).
 
 // documented-subclass:begin
@@ -60,7 +60,7 @@ extension DefaultServerSuites {
             return String(text[lower..<upper])
         }
 
-        @Test(arguments: ["README.md", "Docs/getting-started.md"])
+        @Test(arguments: ["README.md", "Docs/servers.md"])
         func theDocumentsShowThisCode(document: String) throws {
             // Tests/ConveyTests/Core/Server/this file: five levels below the package's root.
             let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -118,6 +118,13 @@ final class CurlEasyHandle: @unchecked Sendable {
         }
     }
 
+    /// Where the head of the request being sent is collected, for a request that asks for it
+    /// (`CurlSentHead`); set only on a change, so a handle that never collects one never turns
+    /// curl's debug output on.
+    var sentHead: CurlSentHead? {
+        didSet { if sentHead !== oldValue { CurlSentHead.collect(into: sentHead, on: self) } }
+    }
+
     /// Forgets the last transfer's error message; its options are overwritten by the next one.
     func prepareForReuse() {
         errorBuffer[0] = 0

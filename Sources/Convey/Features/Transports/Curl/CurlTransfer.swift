@@ -32,6 +32,8 @@ final class CurlTransfer: @unchecked Sendable {
     private let sink: any ResponseBodySink
     /// Whether gzip and deflate bodies are decoded here (not when the request asked for `identity`).
     private var decodesContent = true
+    /// The request head as curl writes it, for a request that asks for it.
+    private let sentHead: CurlSentHead?
 
     // Filled on the loop thread while the transfer runs.
     /// When bytes last moved, on the monotonic clock; the loop's idle timer reads it.
@@ -92,8 +94,10 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             requestBody = nil
         }
+        sentHead = transportRequest.capturesSentHead ? CurlSentHead() : nil
         configure(request, address: address, connectTimeout: connectTimeout)
         easy.readsInLargePieces = transportRequest.expectsLargeBody
+        easy.sentHead = sentHead
     }
 
     /// `scheme://authority` of an absolute URL's text: everything before the path.
@@ -214,13 +218,15 @@ final class CurlTransfer: @unchecked Sendable {
             let bytes = easy.offsetInfo(info)
             return bytes >= 0 ? bytes : nil
         }
-        return ExchangeMetrics(
+        var metrics = ExchangeMetrics(
             nameLookup: elapsed(CURLINFO_NAMELOOKUP_TIME_T), connect: elapsed(CURLINFO_CONNECT_TIME_T),
             tlsHandshake: elapsed(CURLINFO_APPCONNECT_TIME_T), firstByte: elapsed(CURLINFO_STARTTRANSFER_TIME_T),
             total: elapsed(CURLINFO_TOTAL_TIME_T), bytesSent: size(CURLINFO_SIZE_UPLOAD_T),
             bytesReceived: size(CURLINFO_SIZE_DOWNLOAD_T), httpVersion: httpVersion,
             reusedConnection: easy.info(CURLINFO_NUM_CONNECTS) == 0, tlsVersion: tlsVersion,
             certificateVerified: usesTLS ? pool.connectionOptions.verifiesCertificates : nil)
+        metrics.sentHead = sentHead?.text
+        return metrics
     }
 
     /// What a callback's error means to the pipeline.

@@ -268,6 +268,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var deliveredHead = false
         var lastActivity = ContinuousClock.now
         var metrics = ExchangeMetrics()
+        /// What the request's head as sent is made from, when the request asks for it.
+        let sentHead: URLSessionSentHead?
         /// Whether the sink refused bytes and has not caught up: later bytes queue behind them.
         var behind = false
         /// Bytes the sink refused or that arrived while it was behind, in order.
@@ -311,7 +313,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     func begin(_ task: URLSessionTask, continuation: CheckedContinuation<ExchangeMetrics, any Error>,
                sink: any ResponseBodySink, request: TransportRequest) {
         lock.withLock {
-            transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress)
+            transfers[task.taskIdentifier] = Transfer(continuation: continuation, sink: sink, progressHandler: request.progress,
+                                                      sentHead: request.capturesSentHead ? URLSessionSentHead(request) : nil)
         }
     }
 
@@ -594,6 +597,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     private func finish(_ task: URLSessionTask, error: (any Error)?) {
         guard var transfer = lock.withLock({ transfers.removeValue(forKey: task.taskIdentifier) }) else { return }
         transfer.metrics.total = transfer.started.duration(to: .now)
+        if let sentHead = transfer.sentHead, let sent = task.currentRequest ?? task.originalRequest {
+            transfer.metrics.sentHead = sentHead.text(sent: sent, httpVersion: transfer.metrics.httpVersion)
+        }
         if let failure = transfer.sinkFailure {
             transfer.continuation.resume(throwing: failure)
         } else if transfer.timedOut {
