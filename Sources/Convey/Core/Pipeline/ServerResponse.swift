@@ -81,6 +81,9 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     public var attemptNumber: Int { exchange.attemptNumber }
     /// Whether the body came from the network or the cache, and whether the server revalidated it.
     public var cacheStatus: CacheStatus { exchange.cacheStatus }
+    /// Whether the body came from the cache or another task's exchange (`cacheStatus.isFromCache`):
+    /// true for every status but `.network` and `.backgroundRefresh`.
+    public var isFromCache: Bool { exchange.cacheStatus.isFromCache }
     /// What the exchange cost on the wire: phase timings, bytes, protocol, connection reuse.
     /// Empty for responses answered from the cache or by a transport that measures nothing.
     public var metrics: ExchangeMetrics { exchange.metrics }

@@ -50,3 +50,7 @@ public struct TaskEchoStyle: OptionSet, Sendable, Hashable {
         return 1_000_000
     }
 }
+
+/// There is no `EchoStyle`: a task's and a server's echo style is a `TaskEchoStyle`.
+@available(*, unavailable, renamed: "TaskEchoStyle", message: "the echo style's type is TaskEchoStyle")
+public typealias EchoStyle = TaskEchoStyle

@@ -89,7 +89,7 @@ struct HAREntry: Sendable {
         var failure: Failure?
     }
 
-    /// A failed exchange: `kind` is a `TransportFailure.Kind` raw value or `timedOut`.
+    /// A failed exchange: `kind` is a `TransportFailure` raw value or `timedOut`.
     struct Failure: Sendable {
         var kind: String
         var message: String

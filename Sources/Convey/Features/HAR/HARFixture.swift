@@ -10,7 +10,7 @@ struct HARFixture: Sendable {
         /// A response; `failure`, when the exchange broke after it began (a body cut short), is
         /// thrown once the body is delivered.
         case response(ResponseHead, body: Data, failure: (kind: String, message: String)?)
-        /// `kind` is a `TransportFailure.Kind` raw value, or `timedOut`.
+        /// `kind` is a `TransportFailure` raw value, or `timedOut`.
         case failure(kind: String, message: String)
     }
 
