@@ -1,26 +1,21 @@
-/// A value behind a lock of its own: state several threads share, read and changed only while
-/// holding it. The one place such state is declared `@unchecked Sendable`, so the types that
-/// keep their state in a `Locked` are plainly `Sendable`.
-final class Locked<Value> {
-    private let lock = InlineLock()
-    /// Behind `lock`.
-    private var stored: Value
+/// A value behind a lock, as an object of its own: state that closures and values share between
+/// threads (a test's log, a counter a task and its hook both see). An object that keeps state of
+/// its own keeps it in an `InlineLocked` instead, without this allocation.
+final class Locked<Value: Sendable>: Sendable {
+    private let state: InlineLocked<Value>
 
     init(_ value: Value) {
-        stored = value
+        state = InlineLocked(value)
     }
 
     /// The value, read or replaced holding the lock.
     var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        get { state.value }
+        set { state.set(newValue) }
     }
 
     /// Runs `body` on the value holding the lock, and returns what it returns.
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try lock.withLock { try body(&stored) }
+        try state.withLock(body)
     }
 }
-
-// Every access to `stored` holds `lock`.
-extension Locked: @unchecked Sendable where Value: Sendable {}

@@ -75,7 +75,7 @@ struct StepFailure: Error {
 /// Passes a response on to a sink, keeping its head for the step that asked for it.
 private final class HeadCatcher: ResponseBodySink {
     private let sink: any ResponseBodySink
-    private let caught = Locked<ResponseHead?>(nil)
+    private let caught = InlineLocked<ResponseHead?>(nil)
 
     init(_ sink: any ResponseBodySink) {
         self.sink = sink
@@ -85,7 +85,7 @@ private final class HeadCatcher: ResponseBodySink {
     var head: ResponseHead? { caught.value }
 
     func receive(_ head: ResponseHead) throws {
-        caught.value = head
+        caught.set(head)
         try sink.receive(head)
     }
 

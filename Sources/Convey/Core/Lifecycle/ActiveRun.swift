@@ -10,7 +10,7 @@ import Foundation
 /// transport registered, `ExchangeCancellation`, or the task a transport that registers none runs
 /// in) or the retry wait, and the task a run with steps of the app's runs them in. The caller's
 /// task itself is never cancelled by a stop.
-final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and `shared` behind `lock`
+final class ActiveRun: DeadlineWatcher, Sendable {
     /// The task's `sessionTag`.
     let tag: String?
     /// The type of the task being run.
@@ -22,13 +22,15 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
     /// When the total timeout ends the run, if it has one.
     private let deadlineInstant: ContinuousClock.Instant?
     private let totalTimeout: Duration?
-    private let lock = InlineLock()
-    /// Behind `lock`.
-    private var machine: RunStateMachine
-    /// What the run keeps beside its machine; behind `lock`.
-    private var shared = Shared()
+    /// The machine, and what the run keeps beside it, behind one lock.
+    private let state: InlineLocked<Guarded>
 
-    private struct Shared {
+    private struct Guarded: Sendable {
+        var machine: RunStateMachine
+        var shared = Shared()
+    }
+
+    private struct Shared: Sendable {
         /// The last exchange that completed, in any attempt: what the server's hook is shown.
         var lastExchange: Exchange?
         /// The task the run's steps run in, which a stop cancels with what the machine owns.
@@ -41,13 +43,14 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
         self.tag = tag
         self.taskType = taskType
         self.clock = clock
-        machine = RunStateMachine(totalTimeout: totalTimeout, startingAt: clock.now)
+        let machine = RunStateMachine(totalTimeout: totalTimeout, startingAt: clock.now)
+        state = InlineLocked(Guarded(machine: machine))
         deadlineInstant = machine.deadline
         self.totalTimeout = totalTimeout
     }
 
     /// The attempt in progress, from 1.
-    var attemptNumber: Int { lock.withLock { machine.attemptNumber } }
+    var attemptNumber: Int { state.withLock { $0.machine.attemptNumber } }
 
     /// The run's deadline, when it has a total timeout.
     var deadline: RunDeadline? {
@@ -58,23 +61,23 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
     var identity: UInt64 { UInt64(UInt(bitPattern: ObjectIdentifier(self).hashValue)) }
 
     /// The last exchange that completed, in any attempt.
-    var lastExchange: Exchange? { lock.withLock { shared.lastExchange } }
+    var lastExchange: Exchange? { state.withLock { $0.shared.lastExchange } }
 
     /// Keeps `exchange` as the run's last completed exchange.
     func completed(_ exchange: Exchange) {
-        lock.withLock { shared.lastExchange = exchange }
+        state.withLock { $0.shared.lastExchange = exchange }
     }
 
     /// Runs `operation` in a task of its own, which every stop of the run cancels (as well as what
     /// the machine owns): where a step of the app's waits, the run's stop must reach it.
     func inTaskOfItsOwn<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
         let task = Task { try await operation() }
-        let stopped = lock.withLock {
-            shared.steps = task
-            return machine.stop != nil
+        let stopped = state.withLock { state in
+            state.shared.steps = task
+            return state.machine.stop != nil
         }
         if stopped { task.cancel() }
-        defer { lock.withLock { shared.steps = nil } }
+        defer { state.withLock { $0.shared.steps = nil } }
         return try await withTaskCancellationHandler {
             try await task.value
         } onCancel: {
@@ -85,10 +88,10 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
     /// The error a run that failed with `error` reports: when a stop ended it (a step's wait
     /// cancelled), the stop's own error, a total timeout or a cancellation.
     func failure(reporting error: any Error) -> any Error {
-        lock.withLock {
+        state.withLock { state in
             guard error.isCancellation else { return error }
-            if machine.stop != nil { return machine.stopError }
-            if shared.lateStop == .deadlinePassed { return ConveyError.totalTimedOut(limit: totalTimeout ?? .zero, url: nil) }
+            if state.machine.stop != nil { return state.machine.stopError }
+            if state.shared.lateStop == .deadlinePassed { return ConveyError.totalTimedOut(limit: totalTimeout ?? .zero, url: nil) }
             return error
         }
     }
@@ -96,7 +99,7 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
     /// Lets go of what the machine still holds once the run's outcome is known outside its
     /// attempts (a step around the run answered or threw).
     func abandon() {
-        lock.withLock { machine.abandon() }?.release()
+        state.withLock { $0.machine.abandon() }?.release()
     }
 
     /// Makes the run cancellable by tag and type and has the alarm wake it at its deadline, until `end()`.
@@ -113,8 +116,8 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
     /// Stops the run as cancelled; `false` when it was already over.
     @discardableResult
     func cancel() -> Bool {
-        let (wasRunning, action, steps) = lock.withLock {
-            (!machine.isFinished, machine.cancel(), stopSteps(.cancelled))
+        let (wasRunning, action, steps) = state.withLock { state in
+            (!state.machine.isFinished, state.machine.cancel(), Self.stopSteps(.cancelled, in: &state))
         }
         carryOut(action)
         steps?.cancel()
@@ -123,25 +126,25 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
 
     /// Stops the run as timed out, if its deadline has passed at `now`.
     func deadlinePassed(at now: ContinuousClock.Instant) {
-        let (action, steps) = lock.withLock { () -> (RunStateMachine.StopAction, (any CancellableWork)?) in
-            let action = machine.deadlinePassed(at: now)
-            guard let deadline = machine.deadline, now >= deadline else { return (action, nil) }
-            return (action, stopSteps(.deadlinePassed))
+        let (action, steps) = state.withLock { state -> (RunStateMachine.StopAction, (any CancellableWork)?) in
+            let action = state.machine.deadlinePassed(at: now)
+            guard let deadline = state.machine.deadline, now >= deadline else { return (action, nil) }
+            return (action, Self.stopSteps(.deadlinePassed, in: &state))
         }
         carryOut(action)
         steps?.cancel()
     }
 
-    /// The steps' task to cancel for a stop, noting a stop the finished machine did not take; behind `lock`.
-    private func stopSteps(_ reason: RunStateMachine.Stop) -> (any CancellableWork)? {
-        guard let steps = shared.steps else { return nil }
-        if machine.isFinished, machine.stop == nil, shared.lateStop == nil { shared.lateStop = reason }
+    /// The steps' task to cancel for a stop, noting a stop the finished machine did not take; holding the lock.
+    private static func stopSteps(_ reason: RunStateMachine.Stop, in state: inout Guarded) -> (any CancellableWork)? {
+        guard let steps = state.shared.steps else { return nil }
+        if state.machine.isFinished, state.machine.stop == nil, state.shared.lateStop == nil { state.shared.lateStop = reason }
         return steps
     }
 
     /// A step around the run sends its request again: a new attempt, unless the run was stopped.
     func sendingAgain() -> RunStateMachine.RunAction {
-        lock.withLock { machine.sendingAgain(stopped: shared.lateStop) }
+        state.withLock { $0.machine.sendingAgain(stopped: $0.shared.lateStop) }
     }
 
     /// Takes one step of the run's machine, at the clock's current instant, and returns what the
@@ -155,9 +158,9 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
     /// Takes one step of the run's machine that needs no clock.
     func step<Action>(_ transition: (inout RunStateMachine) -> Action) -> Action {
         let cancelled = Task.isCancelled
-        let (stopAction, action) = lock.withLock {
-            let stopAction = cancelled ? machine.cancel() : .none
-            return (stopAction, transition(&machine))
+        let (stopAction, action) = state.withLock { state in
+            let stopAction = cancelled ? state.machine.cancel() : .none
+            return (stopAction, transition(&state.machine))
         }
         carryOut(stopAction)
         return action
@@ -165,7 +168,7 @@ final class ActiveRun: DeadlineWatcher, @unchecked Sendable {  // `machine` and 
 
     /// Registers what cancels the exchange in flight; `false` when the run was stopped already.
     func exchangeCancellable(by work: any CancellableWork) -> Bool {
-        lock.withLock { machine.exchangeCancellable(by: work) }
+        state.withLock { $0.machine.exchangeCancellable(by: work) }
     }
 
     /// Waits `duration` with `waiter` in a task of its own, which the machine's waiting state

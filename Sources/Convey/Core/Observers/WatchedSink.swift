@@ -7,7 +7,7 @@ import Foundation
 final class WatchedSink: ResponseBodySink {
     private let sink: any ResponseBodySink
     private let limit: Int
-    private let state = Locked(Seen())
+    private let state = InlineLocked(Seen())
 
     /// What the watched exchange brought so far.
     struct Seen: Sendable {

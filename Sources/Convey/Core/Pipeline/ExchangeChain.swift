@@ -52,13 +52,13 @@ struct AttemptContext: Sendable {
 
 /// Learns each hop's request as it goes out.
 final class HopObserver: Sendable {
-    private let latest = Locked<OutgoingRequest?>(nil)
+    private let latest = InlineLocked<OutgoingRequest?>(nil)
 
     /// The last hop's request sent so far.
     var request: OutgoingRequest? { latest.value }
 
     func sending(_ request: OutgoingRequest) {
-        latest.value = request
+        latest.set(request)
     }
 }
 

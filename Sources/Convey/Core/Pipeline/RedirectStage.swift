@@ -55,7 +55,7 @@ private final class RedirectInterceptor: ResponseBodySink {
     private let sink: any ResponseBodySink
     private let request: OutgoingRequest
     private let credentials: Redaction
-    private let state = Locked(State())
+    private let state = InlineLocked(State())
 
     private struct State: Sendable {
         var followed: (hop: Redirect.Hop, head: ResponseHead)?

@@ -88,9 +88,8 @@ enum RequestBuilder {
 }
 
 /// URLs by their text, at most `capacity` of them (all forgotten at once when full).
-final class RecentURLs: @unchecked Sendable {
-    private let lock = NSLock()
-    private var table: [String: URL] = [:]
+final class RecentURLs: Sendable {
+    private let table = InlineLocked<[String: URL]>([:])
     private let capacity: Int
 
     init(capacity: Int = 256) {
@@ -99,9 +98,9 @@ final class RecentURLs: @unchecked Sendable {
 
     /// The URL for `text`: a remembered one, or what `make` builds (remembered unless it throws).
     func url<Failure: Error>(for text: String, make: (String) throws(Failure) -> URL) throws(Failure) -> URL {
-        if let known = lock.withLock({ table[text] }) { return known }
+        if let known = table.withLock({ $0[text] }) { return known }
         let url = try make(text)
-        lock.withLock {
+        table.withLock { table in
             if table.count >= capacity { table.removeAll(keepingCapacity: true) }
             table[text] = url
         }

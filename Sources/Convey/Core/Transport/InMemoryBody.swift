@@ -4,12 +4,16 @@ import Foundation
 ///
 /// Exceeding the limit throws `ConveyError.responseTooLarge` from `offer`, which stops the
 /// transfer at once, so memory never holds more than the limit plus one chunk.
-final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
-    private let lock = InlineLock()
+final class InMemoryBody: ResponseBodySink {
     private let limit: Int64?
     private let url: URL?
-    private var head: ResponseHead?
-    private var body = Data()
+    private let received = InlineLocked(Received())
+
+    /// What arrived so far.
+    private struct Received: Sendable {
+        var head: ResponseHead?
+        var body = Data()
+    }
 
     /// A sink that fails once the decoded body passes `limit` bytes (`nil`: no limit).
     /// `url` names the request in the error.
@@ -21,28 +25,30 @@ final class InMemoryBody: ResponseBodySink, @unchecked Sendable {
     func receive(_ head: ResponseHead) throws {
         // Room for an announced body, up to the limit: a lying length costs nothing beyond it.
         let announced = head.contentLength ?? 0
-        lock.withLock {
-            self.head = head
-            body.removeAll(keepingCapacity: true)
-            if announced > 0 { body.reserveCapacity(Int(min(announced, limit ?? announced, 64 << 20))) }
+        received.withLock { received in
+            received.head = head
+            received.body.removeAll(keepingCapacity: true)
+            if announced > 0 { received.body.reserveCapacity(Int(min(announced, limit ?? announced, 64 << 20))) }
         }
     }
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        try lock.withLock {
-            if let limit, Int64(body.count) + Int64(bytes.count) > limit {
-                throw ConveyError.responseTooLarge(limit: limit, url: head?.url ?? url, isHead: false)
+        try received.withLock { received in
+            if let limit, Int64(received.body.count) + Int64(bytes.count) > limit {
+                throw ConveyError.responseTooLarge(limit: limit, url: received.head?.url ?? url, isHead: false)
             }
-            body.append(bytes.assumingMemoryBound(to: UInt8.self))
+            received.body.append(bytes.assumingMemoryBound(to: UInt8.self))
         }
         return true
     }
 
     /// The collected head and body. Throws `URLError(.badServerResponse)` when no head ever arrived.
     func collected() throws -> (head: ResponseHead, body: Data) {
-        try lock.withLock {
-            guard let head else { throw URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:]) }
-            return (head, body)
+        try received.withLock { received in
+            guard let head = received.head else {
+                throw URLError(.badServerResponse, userInfo: url.map { [NSURLErrorFailingURLErrorKey: $0] } ?? [:])
+            }
+            return (head, received.body)
         }
     }
 
@@ -60,9 +66,9 @@ extension InMemoryBody: WholeResponseSink {
         if let limit, Int64(response.data.count) > limit {
             throw ConveyError.responseTooLarge(limit: limit, url: response.head.url, isHead: false)
         }
-        lock.withLock {
-            head = response.head
-            body = response.data
+        received.withLock { received in
+            received.head = response.head
+            received.body = response.data
         }
     }
 }

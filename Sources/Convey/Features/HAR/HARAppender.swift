@@ -62,12 +62,11 @@ enum HARFileQueues {
         registry.queue(for: URL(fileURLWithPath: path).standardizedFileURL.path)
     }
 
-    private final class Registry: @unchecked Sendable {
-        private let lock = NSLock()
-        private var queues: [String: DispatchQueue] = [:]
+    private final class Registry: Sendable {
+        private let queues = InlineLocked<[String: DispatchQueue]>([:])
 
         func queue(for key: String) -> DispatchQueue {
-            lock.withLock {
+            queues.withLock { queues in
                 if let queue = queues[key] { return queue }
                 let queue = DispatchQueue(label: "Convey.HAR.\(queues.count)", qos: .utility)
                 queues[key] = queue

@@ -69,7 +69,7 @@ struct OutboxDeliveryTask: DownloadingTask {
 
 /// The credential values an attempt sent, filled in as it is sent.
 final class SentSecrets: Sendable {
-    private let values = Locked<[String]>([])
+    private let values = InlineLocked<[String]>([])
 
     func add(_ more: [String]) { values.withLock { $0 += more } }
 

@@ -133,41 +133,45 @@ public final class TaskRecorder: Sendable {
 
 /// The recorder's mutable state, shared by the callers and the queue: the backlog, the writes
 /// since the last prune, and what went wrong.
-private final class RecorderState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var failure: String?
-    private var dropped = 0
-    private var backlog = 0
-    private var writesSincePrune: Int?
+private final class RecorderState: Sendable {
+    private let counts = InlineLocked(Counts())
+
+    private struct Counts: Sendable {
+        var failure: String?
+        var dropped = 0
+        var backlog = 0
+        var writesSincePrune: Int?
+    }
 
     /// Takes a record into the backlog, or counts it as dropped when the backlog is full.
     func admit(backlogLimit: Int) -> Bool {
-        lock.withLock {
-            guard backlog < backlogLimit else {
-                dropped += 1
+        counts.withLock { counts in
+            guard counts.backlog < backlogLimit else {
+                counts.dropped += 1
                 return false
             }
-            backlog += 1
+            counts.backlog += 1
             return true
         }
     }
 
-    func noteFailure(_ message: String) { lock.withLock { failure = message } }
+    func noteFailure(_ message: String) { counts.withLock { $0.failure = message } }
 
     var lastFailure: String? {
-        lock.withLock {
+        counts.withLock { counts in
+            let dropped = counts.dropped
             let drops = dropped == 0 ? nil : "\(dropped) record\(dropped == 1 ? "" : "s") dropped: writing fell behind"
-            return [failure, drops].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
+            return [counts.failure, drops].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
         }
     }
 
     /// Counts a finished write; `true` when the folder is due for pruning (on the first write,
     /// then every `interval`).
     func finishWrite(pruningEvery interval: Int) -> Bool {
-        lock.withLock {
-            backlog -= 1
-            let count = (writesSincePrune ?? interval - 1) + 1
-            writesSincePrune = count >= interval ? 0 : count
+        counts.withLock { counts in
+            counts.backlog -= 1
+            let count = (counts.writesSincePrune ?? interval - 1) + 1
+            counts.writesSincePrune = count >= interval ? 0 : count
             return count >= interval
         }
     }

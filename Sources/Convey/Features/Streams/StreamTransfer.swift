@@ -85,13 +85,16 @@ final class StreamTransfer: Sendable {
 
 /// A stream's watch over its run's deadline once the run has handed the stream over: registered
 /// with the clock's alarm until the deadline passes or the transfer ends.
-private final class StreamDeadline: DeadlineWatcher, @unchecked Sendable {
+private final class StreamDeadline: DeadlineWatcher, Sendable {
     private let buffer: StreamBuffer
     private let url: URL?
-    private let lock = NSLock()
-    private var sending: Task<Void, Never>?
-    private var deadline: RunDeadline?
-    private var ended = false
+    private let watch = InlineLocked(Watch())
+
+    private struct Watch: Sendable {
+        var sending: Task<Void, Never>?
+        var deadline: RunDeadline?
+        var ended = false
+    }
 
     init(buffer: StreamBuffer, url: URL?) {
         self.buffer = buffer
@@ -99,29 +102,29 @@ private final class StreamDeadline: DeadlineWatcher, @unchecked Sendable {
     }
 
     func watchSending(_ task: Task<Void, Never>) {
-        lock.withLock { if !ended { sending = task } }
+        watch.withLock { if !$0.ended { $0.sending = task } }
     }
 
     func watch(_ deadline: RunDeadline) {
-        let watches = lock.withLock {
-            guard !ended else { return false }
-            self.deadline = deadline
+        let watches = watch.withLock { watch in
+            guard !watch.ended else { return false }
+            watch.deadline = deadline
             return true
         }
         if watches { deadline.clock.deadlineAlarm.watch(self, until: deadline.instant, on: deadline.clock) }
     }
 
     func transferEnded() {
-        let deadline = lock.withLock {
-            ended = true
-            sending = nil
-            return self.deadline
+        let deadline = watch.withLock { watch in
+            watch.ended = true
+            watch.sending = nil
+            return watch.deadline
         }
         if let deadline { deadline.clock.deadlineAlarm.forget(self) }
     }
 
     func deadlinePassed(at now: ContinuousClock.Instant) {
-        let (deadline, sending) = lock.withLock { (ended ? nil : self.deadline, self.sending) }
+        let (deadline, sending) = watch.withLock { ($0.ended ? nil : $0.deadline, $0.sending) }
         guard let deadline, now >= deadline.instant else { return }
         buffer.finish(.failed(ConveyError.totalTimedOut(limit: deadline.limit, url: buffer.headURL ?? url)))
         sending?.cancel()

@@ -30,7 +30,7 @@ typealias UploadProgressHandler = @Sendable (UploadProgress) -> Void
 final class UploadProgressRelay: Sendable {
     private let handler: UploadProgressHandler
     private let queue = DispatchQueue(label: "Convey.uploadProgress")
-    private let state = Locked(Reports())
+    private let state = InlineLocked(Reports())
 
     private struct Reports: Sendable {
         var last: UploadProgress?
