@@ -40,6 +40,7 @@ let package = Package(
         .executableTarget(name: "StreamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/StreamBench"),
         .executableTarget(name: "OutboxBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/OutboxBench"),
         .executableTarget(name: "HARBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/HARBench"),
+        .executableTarget(name: "TracingBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/TracingBench"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey", "ConveyTesting"], path: "Tests/ConveyTests"),
     ],
     swiftLanguageModes: [.v6]
