@@ -122,7 +122,7 @@ extension OptionSpec {
     static let spans = OptionSpec(["--spans"], curl: .harnessOnly,
                                   help: "trace the run and print its spans after it: one bar per attempt and redirect hop (DNS, connect, TLS, wait, transfer)")
     static let traceparent = OptionSpec(["--traceparent"], value: "VALUE", curl: .harnessOnly,
-                                        help: "continue this W3C trace (00-<trace id>-<parent id>-<flags>); an invalid one begins a new trace")
+                                        help: "continue this W3C trace (00-TRACEID-PARENTID-FLAGS); an invalid one begins a new trace")
     static let otlp = OptionSpec(["--otlp"], value: "URL", curl: .harnessOnly,
                                  help: "trace the run and send its spans to the OpenTelemetry collector at URL (OTLP/HTTP JSON, URL/v1/traces)")
 }

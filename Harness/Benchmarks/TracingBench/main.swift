@@ -34,6 +34,9 @@ func environmentURL(_ name: String) throws -> URL {
 /// How a server traces its runs.
 enum Mode: String, CaseIterable {
     case off = "tracing off"
+    /// The seam's own share: a step of the app's around the run and one around each exchange,
+    /// doing nothing, the two placements tracing's steps take.
+    case noOpSteps = "no-op steps (the seam alone)"
     case context = "trace context only"
     case exported = "spans exported (OTLP, batches)"
 }
@@ -43,10 +46,21 @@ func server(_ mode: Mode, nginx: URL, exporter: OTLPExporter) -> ConveyServer {
     var configuration = ServerConfiguration(defaultEchoStyle: [])
     switch mode {
     case .off: break
+    case .noOpSteps:
+        configuration.interceptors = [PassingOn()]
+        configuration.exchangeInterceptors = [PassingOn()]
     case .context: configuration.tracing = TracingConfiguration()
     case .exported: configuration.tracing = TracingConfiguration(exporter: exporter)
     }
     return ConveyServer(remote: Remote(name: "nginx", url: nginx), configuration: configuration)
+}
+
+/// A step that passes the request on.
+struct PassingOn: Interceptor {
+    func intercept(_ request: OutgoingRequest,
+                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+        try await next(request)
+    }
 }
 
 /// `count` sequential small GETs: CPU µs and allocations per request.

@@ -37,9 +37,7 @@ struct ExchangeSpanStep: Interceptor {
 
     private func clientSpan(_ span: UInt64, of run: TracedRun, start: Date, attributes: SpanAttributes,
                             events: [(name: String, date: Date)]) -> TraceSpan {
-        TraceSpan(trace: run.trace, span: span, parent: run.span, name: attributes.text["http.request.method"] == "_OTHER"
-                    ? "HTTP" : attributes.text["http.request.method"] ?? "HTTP",
-                  isClient: true, start: start, end: Date(), attributes: attributes.text, integerAttributes: attributes.integers,
+        TraceSpan(trace: run.trace, span: span, parent: run.span, name: attributes.spanName, isClient: true, start: start, end: Date(), attributes: attributes.text, integerAttributes: attributes.integers,
                   events: events, isError: attributes.isError, statusMessage: attributes.statusMessage, traceState: run.traceState)
     }
 

@@ -30,6 +30,12 @@ struct SpanAttributes {
         text["url.full"] = Self.fullURL(url, redaction: redaction)
     }
 
+    /// The name of a client span: the method, or `HTTP` for one the conventions do not know.
+    var spanName: String {
+        let method = text["http.request.method"] ?? "_OTHER"
+        return method == "_OTHER" ? "HTTP" : method
+    }
+
     /// Adds the response's status (an error from 400 on) and the protocol it came in.
     mutating func add(_ response: ServerResponse<Data>) {
         add(status: response.statusCode)

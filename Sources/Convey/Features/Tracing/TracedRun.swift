@@ -71,15 +71,16 @@ final class TracedRun: Sendable {
 /// What a traced server's runs need to know, read once per run: which origins get trace
 /// headers, how URLs are masked, and where spans go.
 struct TracePolicy: Sendable {
+    /// The remote's origin, when it gets trace headers, and the other origins that do.
+    let remote: TraceOrigin?
     let origins: [TraceOrigin]
     let redaction: Redaction
     let exporter: (any SpanExporter)?
 
     /// The policy of `tracing` for runs to `remote`, masking with `redaction`.
     init(tracing: TracingConfiguration, remote: URL?, redaction: Redaction) {
-        var origins = tracing.origins
-        if tracing.propagatesToRemote, let remote, let origin = TraceOrigin(url: remote) { origins.append(origin) }
-        self.origins = origins
+        self.remote = tracing.propagatesToRemote ? remote.flatMap(TraceOrigin.init(url:)) : nil
+        origins = tracing.origins
         self.redaction = redaction
         exporter = tracing.exporter
     }
@@ -87,6 +88,6 @@ struct TracePolicy: Sendable {
     /// Whether a request to `url` may carry trace headers.
     func propagates(to url: URL) -> Bool {
         guard let origin = TraceOrigin(url: url) else { return false }
-        return origins.contains(origin)
+        return origin == remote || origins.contains(origin)
     }
 }

@@ -7,7 +7,7 @@ struct TracingFeature: RunFeature {
         guard let tracing = setup.server.configuration.tracing else { return }
         let policy = TracePolicy(tracing: tracing, remote: parts.url ?? setup.server.remote?.url,
                                  redaction: setup.server.configuration.redaction)
-        parts.runSteps.insert(RunSpanStep(policy: policy, taskName: String(describing: Task.self)), at: 0)
+        parts.runSteps.insert(RunSpanStep(policy: policy, taskType: Task.self), at: 0)
         parts.exchangeSteps.append(ExchangeSpanStep())
     }
 }
