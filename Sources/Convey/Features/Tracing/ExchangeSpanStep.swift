@@ -47,8 +47,12 @@ struct ExchangeSpanStep: Interceptor {
             ("convey.dns_done", metrics.nameLookup), ("convey.connected", metrics.connect), ("convey.tls_done", metrics.tlsHandshake),
             ("convey.first_byte", metrics.firstByte), ("convey.transfer_done", metrics.total),
         ]
-        return marks.compactMap { name, offset in
-            offset.map { (name, start.addingTimeInterval(Double($0.components.seconds) + Double($0.components.attoseconds) * 1e-18)) }
+        var events: [(name: String, date: Date)] = []
+        events.reserveCapacity(marks.count)
+        for (name, offset) in marks {
+            guard let offset else { continue }
+            events.append((name, start.addingTimeInterval(Double(offset.components.seconds) + Double(offset.components.attoseconds) * 1e-18)))
         }
+        return events
     }
 }

@@ -31,6 +31,7 @@ public final class OTLPExporter: SpanExporter {
     /// (spans go to its `/v1/traces`; a URL ending with `/v1/traces` is used as it is).
     ///
     /// - Parameters:
+    ///   - collector: the collector's base URL (`http://127.0.0.1:4318`), or its full `/v1/traces` URL.
     ///   - headers: fields sent with every export (a collector's API key), never with the app's requests.
     ///   - serviceName: the `service.name` of the spans' resource. Default: the process's name.
     ///   - maximumQueueSize: the most spans waiting to go out; more are dropped. Default: 2048.

@@ -5,8 +5,9 @@ import Foundation
 /// info and fragment, and the values of query parameters that the server's `Redaction` hides (and
 /// those the conventions name) become `REDACTED`.
 struct SpanAttributes {
-    var text: [String: String] = [:]
-    var integers: [String: Int] = [:]
+    // Room for every attribute a span gets, so that neither grows while it is made.
+    var text = [String: String](minimumCapacity: 8)
+    var integers = [String: Int](minimumCapacity: 4)
     var isError = false
     var statusMessage: String?
 
