@@ -37,6 +37,7 @@ enum RequestRunner {
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: retryNotes.echoSink(writing: standardErrorEcho))
         configuration.recorder = settings.recorderForRequests()
         sending.apply(to: &configuration)
+        let tracing = sending.tracing.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: output.writeOut?.countsRedirects == true)
         let warnings = (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings
         if !output.silent {
@@ -64,7 +65,7 @@ enum RequestRunner {
         var destination = BodyDestination.shown
         var resumeComplete = false
         do {
-            let sent = try await sending.har.scope { try await send(task, plan: plan, output: output) }
+            let sent = try await sending.tracing.scope { try await sending.har.scope { try await send(task, plan: plan, output: output) } }
             response = sent.response
             destination = sent.destination
             failure = sent.failure
@@ -97,7 +98,9 @@ enum RequestRunner {
                                duration: elapsed, redaction: configuration.redaction, warnings: warnings, fail: output.fail,
                                resumeComplete: resumeComplete)
         let printer = ResultPrinter(console: console, options: output, redaction: configuration.redaction, destination: destination)
-        return printer.present(report, exchanges: server.hops?.exchanges)
+        let exitCode = printer.present(report, exchanges: server.hops?.exchanges)
+        await tracing?.finish(console: console, silent: output.silent)
+        return exitCode
     }
 
     /// The trace `-v` prints each exchange of (from the transport's first line on) and

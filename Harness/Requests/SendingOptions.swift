@@ -7,7 +7,7 @@ import Foundation
 struct SendingOptions: Sendable {
     static let options: [OptionSpec] = [.remote, .transport] + ConnectionOptions.options + [
         .header, .user, .cookie, .userAgent, .referer, .location, .maxRedirs, .compressed, .timeout, .maxTime,
-    ] + RetryOptions.options + [.echo] + HAROptions.options
+    ] + RetryOptions.options + [.echo] + HAROptions.options + TracingOptions.options
 
     let transport: BuiltInTransport
     /// TLS, proxy, HTTP version and connect timeout (`--cacert`, `-x`, `--http1.1`, …).
@@ -32,11 +32,14 @@ struct SendingOptions: Sendable {
     let warnings: [String]
     /// `--fixtures` and `--record-har`: the HAR files the request is answered from and kept in.
     let har: HAROptions
+    /// `--spans`, `--traceparent` and `--otlp`: the run traced, its spans shown or exported.
+    let tracing: TracingOptions
 
     /// Reads the options; `target` is the URL the request goes to first, when known.
     init(_ arguments: ParsedArguments, target: URL?, command: String,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
         har = try HAROptions(arguments, command: command)
+        tracing = try TracingOptions(arguments, command: command)
         transport = try HarnessTransport.resolve(arguments.value(.transport), environment: environment, command: command)
         connection = try ConnectionOptions(arguments, target: target, command: command, environment: environment)
         var warnings: [String] = []
@@ -70,7 +73,7 @@ struct SendingOptions: Sendable {
         warnings += cookies.warnings
         self.headers = headers
         self.removedHeaders = removedHeaders
-        self.warnings = warnings
+        self.warnings = warnings + tracing.warnings
         echo = try EchoChoice.style(arguments.value(.echo), command: command)
         timeout = try arguments.value(.timeout).map { text throws(UsageError) in try RequestOptions.seconds(text, option: "--timeout", command: command) }
         maxTime = try arguments.value(.maxTime).map { text throws(UsageError) in try RequestOptions.seconds(text, option: "--max-time", command: command) }

@@ -13,6 +13,7 @@ enum StreamRunner {
         }
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: retryNotes.echoSink(writing: standardErrorEcho))
         sending.apply(to: &configuration)
+        let tracing = sending.tracing.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: false)
         for warning in (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings {
             console.err(console.styledError(warning, .yellow))
@@ -27,13 +28,18 @@ enum StreamRunner {
             return .localFailure
         }
         do {
-            return try await sending.har.scope {
-                switch mode {
-                case .lines: try await printLines(of: task, console: console, redaction: configuration.redaction)
-                case .events: try await printEvents(of: task, console: console, redaction: configuration.redaction)
+            let exitCode = try await sending.tracing.scope {
+                try await sending.har.scope {
+                    switch mode {
+                    case .lines: try await printLines(of: task, console: console, redaction: configuration.redaction)
+                    case .events: try await printEvents(of: task, console: console, redaction: configuration.redaction)
+                    }
                 }
             }
+            await tracing?.finish(console: console, silent: false)
+            return exitCode
         } catch {
+            await tracing?.finish(console: console, silent: false)
             if case ConveyError.cancelled? = error as? ConveyError {
                 console.err(console.styledError("Interrupted", .yellow))
                 return .interrupted

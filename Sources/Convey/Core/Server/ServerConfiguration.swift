@@ -53,6 +53,10 @@ public struct ServerConfiguration: Sendable {
     /// What watches every run: each receives every run's events, in order (`RunObserver`). Echo,
     /// recording and HAR capture watch besides them. Default: none.
     public var observers: [any RunObserver] = []
+    /// Distributed tracing: W3C trace context on each request on the wire to the origins it
+    /// allows, and OpenTelemetry spans to its exporter (see `TracingConfiguration`, Docs/tracing.md).
+    /// Default: `nil`, off: runs carry no trace headers and make no spans.
+    public var tracing: TracingConfiguration?
     /// The `User-Agent` sent with every request. Default: `nil`, which sends
     /// `<app>/<version> Convey/<version>` (see `ServerConfiguration.standardUserAgent`).
     public var userAgent: String?
