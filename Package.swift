@@ -40,6 +40,7 @@ let package = Package(
         .executableTarget(name: "StreamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/StreamBench"),
         .executableTarget(name: "OutboxBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/OutboxBench"),
         .executableTarget(name: "HARBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/HARBench"),
+        .executableTarget(name: "SeamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/SeamBench"),
         .executableTarget(name: "TracingBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/TracingBench"),
         // A program the tests run as a child process: standard output into a pipe, no default server.
         .executableTarget(name: "ConveyFreshProcess", dependencies: ["Convey"], path: "Tests/FreshProcess"),

@@ -38,8 +38,9 @@ import Foundation
 ///   credentials included, after the cross-origin redirect rules dropped those that may not
 ///   follow a hop. The cache answers before these steps: they see only what reaches the network.
 ///
-/// A step runs in the run's own task, off `@ConveyActor`, and its waits count toward the run's
-/// total timeout: a cancellation or the deadline stops them at once. The response's `data` is the
+/// A step runs in the run's own task (the caller's), off `@ConveyActor`: the caller's cancellation
+/// ends its waits at once. Its waits count toward the run's total timeout: a stop from elsewhere
+/// (the deadline, a tag) ends the run as soon as the step goes on. The response's `data` is the
 /// body when the run keeps it in memory (`download()`, `send()`); for a download to a file or a
 /// stream it is empty, the body having gone to its destination as it arrived, and a step there
 /// may look at the response but cannot replace it once `next` returned (what it returns instead

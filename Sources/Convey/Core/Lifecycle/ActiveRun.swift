@@ -8,8 +8,7 @@ import Foundation
 /// type, the caller's task cancelled, the deadline) reaches the machine under the run's lock, from
 /// any thread, and cancels what its state owns: the exchange (through the cancellation the
 /// transport registered, `ExchangeCancellation`, or the task a transport that registers none runs
-/// in) or the retry wait, and the task a run with steps of the app's runs them in. The caller's
-/// task itself is never cancelled by a stop.
+/// in) or the retry wait. The caller's task itself is never cancelled by a stop.
 final class ActiveRun: DeadlineWatcher, Sendable {
     /// The task's `sessionTag`.
     let tag: String?
@@ -33,8 +32,6 @@ final class ActiveRun: DeadlineWatcher, Sendable {
     private struct Shared: Sendable {
         /// The last exchange that completed, in any attempt: what the server's hook is shown.
         var lastExchange: Exchange?
-        /// The task the run's steps run in, which a stop cancels with what the machine owns.
-        var steps: (any CancellableWork)?
         /// A stop that came once the machine had finished, while steps around the run still ran.
         var lateStop: RunStateMachine.Stop?
     }
@@ -68,34 +65,6 @@ final class ActiveRun: DeadlineWatcher, Sendable {
         state.withLock { $0.shared.lastExchange = exchange }
     }
 
-    /// Runs `operation` in a task of its own, which every stop of the run cancels (as well as what
-    /// the machine owns): where a step of the app's waits, the run's stop must reach it.
-    func inTaskOfItsOwn<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
-        let task = Task { try await operation() }
-        let stopped = state.withLock { state in
-            state.shared.steps = task
-            return state.machine.stop != nil
-        }
-        if stopped { task.cancel() }
-        defer { state.withLock { $0.shared.steps = nil } }
-        return try await withTaskCancellationHandler {
-            try await task.value
-        } onCancel: {
-            task.cancel()
-        }
-    }
-
-    /// The error a run that failed with `error` reports: when a stop ended it (a step's wait
-    /// cancelled), the stop's own error, a total timeout or a cancellation.
-    func failure(reporting error: any Error) -> any Error {
-        state.withLock { state in
-            guard error.isCancellation else { return error }
-            if state.machine.stop != nil { return state.machine.stopError }
-            if state.shared.lateStop == .deadlinePassed { return ConveyError.totalTimedOut(limit: totalTimeout ?? .zero, url: nil) }
-            return error
-        }
-    }
-
     /// Lets go of what the machine still holds once the run's outcome is known outside its
     /// attempts (a step around the run answered or threw).
     func abandon() {
@@ -116,30 +85,39 @@ final class ActiveRun: DeadlineWatcher, Sendable {
     /// Stops the run as cancelled; `false` when it was already over.
     @discardableResult
     func cancel() -> Bool {
-        let (wasRunning, action, steps) = state.withLock { state in
-            (!state.machine.isFinished, state.machine.cancel(), Self.stopSteps(.cancelled, in: &state))
+        let (wasRunning, action) = state.withLock { state in
+            Self.noteLateStop(.cancelled, in: &state)
+            return (!state.machine.isFinished, state.machine.cancel())
         }
         carryOut(action)
-        steps?.cancel()
-        return wasRunning || steps != nil
+        return wasRunning
     }
 
     /// Stops the run as timed out, if its deadline has passed at `now`.
     func deadlinePassed(at now: ContinuousClock.Instant) {
-        let (action, steps) = state.withLock { state -> (RunStateMachine.StopAction, (any CancellableWork)?) in
-            let action = state.machine.deadlinePassed(at: now)
-            guard let deadline = state.machine.deadline, now >= deadline else { return (action, nil) }
-            return (action, Self.stopSteps(.deadlinePassed, in: &state))
+        let action = state.withLock { state in
+            if let deadline = state.machine.deadline, now >= deadline { Self.noteLateStop(.deadlinePassed, in: &state) }
+            return state.machine.deadlinePassed(at: now)
         }
         carryOut(action)
-        steps?.cancel()
     }
 
-    /// The steps' task to cancel for a stop, noting a stop the finished machine did not take; holding the lock.
-    private static func stopSteps(_ reason: RunStateMachine.Stop, in state: inout Guarded) -> (any CancellableWork)? {
-        guard let steps = state.shared.steps else { return nil }
+    /// Notes a stop the finished machine will not take, for a step around the run that would send
+    /// the request again; holding the lock.
+    private static func noteLateStop(_ reason: RunStateMachine.Stop, in state: inout Guarded) {
         if state.machine.isFinished, state.machine.stop == nil, state.shared.lateStop == nil { state.shared.lateStop = reason }
-        return steps
+    }
+
+    /// The error of a stop that came after the run's attempts ended, while a step around the run
+    /// still went on: the run ends with it, whatever the step returns.
+    var lateStopError: ConveyError? {
+        state.withLock { state in
+            switch state.shared.lateStop {
+            case .cancelled: .cancelled
+            case .deadlinePassed: .totalTimedOut(limit: totalTimeout ?? .zero, url: state.shared.lastExchange?.request.url)
+            case nil: nil
+            }
+        }
     }
 
     /// A step around the run sends its request again: a new attempt, unless the run was stopped.

@@ -106,6 +106,12 @@ private final class RedirectInterceptor: ResponseBodySink {
 }
 
 extension RedirectInterceptor: WholeResponseSink {
+    /// A redirect the stage follows, its body dropped; else what the sink behind holds.
+    var held: (head: ResponseHead, body: Data)? {
+        if let redirect { return (redirect.head, Data()) }
+        return (sink as? any WholeResponseSink)?.held
+    }
+
     func take(_ response: TransportResponse) async throws {
         try receive(response.head)
         if redirect == nil { try await sink.takeWhole(response) }

@@ -33,9 +33,9 @@ import FoundationNetworking
 /// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — an attempt's steps
 /// and end, a refresh's, a wait's, a stop — and returns the next action, which the runner carries
 /// out. The machine's states own what the run waits on and what an attempt holds (a claimed file,
-/// a stream's transfer), so a stop cancels exactly that and a failure lets it go. A run with
-/// steps of the app's runs them in a task of its own that a stop cancels, so that a step's wait
-/// ends with the run.
+/// a stream's transfer), so a stop cancels exactly that and a failure lets it go. The app's steps
+/// run in the caller's task too: its cancellation ends a step's wait at once; a stop from
+/// elsewhere (a tag, the deadline) ends the run when the step goes on.
 struct TaskRunner<T: DownloadingTask>: Sendable {
     let task: T
 
@@ -55,15 +55,14 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         let outcome: Result<ServerResponse<Delivery.Output>, any Error>
         do {
             outcome = .success(try await withTaskCancellationHandler {
-                if plan.parts.runSteps.isEmpty, plan.parts.exchangeSteps.isEmpty {
-                    return try await drive(delivery, plan: plan, run: run, first: first)
-                }
-                return try await run.inTaskOfItsOwn { [self] in try await stepped(delivery, plan: plan, run: run, first: first) }
+                try await plan.parts.runSteps.isEmpty
+                    ? drive(delivery, plan: plan, run: run, first: first)
+                    : stepped(delivery, plan: plan, run: run, first: first)
             } onCancel: {
                 run.cancel()
             })
         } catch {
-            outcome = .failure(run.failure(reporting: error is CancellationError ? ConveyError.cancelled : error))
+            outcome = .failure(error is CancellationError ? ConveyError.cancelled : error)
         }
         run.abandon()
         switch outcome {
@@ -95,8 +94,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         let token = run.identity
         var made: ServerResponse<Delivery.Output>?
         var sends = 0
-
-        func attempts(_ request: OutgoingRequest) async throws -> ServerResponse<Data> {
+        let answer = try await Self.step(0, of: steps, original) { request in
             try FieldValidation.check(request, source: .interceptor)
             let changes = RequestChanges(from: original, to: request)
             sends += 1
@@ -115,13 +113,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             exchange.passedOnBy = token
             return ServerResponse(payload: exchange.body, exchange: exchange)
         }
-
-        func step(_ index: Int, _ request: OutgoingRequest) async throws -> ServerResponse<Data> {
-            guard index < steps.count else { return try await attempts(request) }
-            return try await steps[index].intercept(request) { request in try await step(index + 1, request) }
-        }
-
-        let answer = try await step(0, original)
+        if let stopped = run.lateStopError { throw stopped }
         if let made, answer.exchange.passedOnBy == token { return made }
         // The steps answered on their own, or changed what the attempts made.
         let exchange = answer.exchange
@@ -131,6 +123,13 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                             url: exchange.request.url, method: exchange.request.method)
         }
         return ServerResponse(payload: try await delivery.payload(answering: exchange, plan: plan, deadline: run.deadline), exchange: exchange)
+    }
+
+    /// Step `index` of `steps` and those after it, the last of which passes the request to `attempts`.
+    private static func step(_ index: Int, of steps: [any Interceptor], _ request: OutgoingRequest,
+                             attempts: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+        guard index < steps.count else { return try await attempts(request) }
+        return try await steps[index].intercept(request) { request in try await step(index + 1, of: steps, request, attempts: attempts) }
     }
 
     /// The run's attempts: carry out the machine's action, hand what came of it to the machine as

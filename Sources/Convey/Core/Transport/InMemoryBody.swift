@@ -60,6 +60,10 @@ final class InMemoryBody: ResponseBodySink {
 }
 
 extension InMemoryBody: WholeResponseSink {
+    var held: (head: ResponseHead, body: Data)? {
+        received.withLock { received in received.head.map { ($0, received.body) } }
+    }
+
     /// Takes a response already in memory (the cache's answer) as the one received, without
     /// copying its body, within the same limit.
     func take(_ response: TransportResponse) throws {

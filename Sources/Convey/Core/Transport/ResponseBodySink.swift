@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a transport delivers a response: the head once, then the body as it arrives.
 ///
 /// The pipeline chooses the sink: in memory with a size limit (ordinary tasks), a file
@@ -57,10 +59,13 @@ extension ResponseBodySink {
     static var deliveryChunkSize: Int { 64 * 1024 }
 }
 
-/// A sink that takes a whole response at once, its body handed over instead of offered in pieces.
+/// A sink that keeps the whole response in memory: it takes one at once, its body handed over
+/// instead of offered in pieces, and shows the one it holds.
 protocol WholeResponseSink: ResponseBodySink {
-    /// Takes `response` as the one received, head and body.
+    /// Takes `response` as the one received, head and body, in place of any before it.
     func take(_ response: TransportResponse) async throws
+    /// The response received so far, head and body; `nil` before a head arrived.
+    var held: (head: ResponseHead, body: Data)? { get }
 }
 
 extension ResponseBodySink {

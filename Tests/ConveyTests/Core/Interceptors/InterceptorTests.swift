@@ -55,16 +55,17 @@ struct FailingStep: Interceptor {
     }
 }
 
-/// A step that waits until its task is cancelled before it would go on, telling `probe` it started.
+/// A step that waits, telling `probe` it started, until the test releases it or its task is
+/// cancelled; then it goes on.
 struct WaitingStep: Interceptor {
     let probe: ExchangeProbe
+    let release = AsyncStream<Void>.makeStream()
 
     func intercept(_ request: OutgoingRequest,
                    next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
         probe.markStarted()
-        let never = AsyncStream<Void> { _ in }
-        for await _ in never {}
-        probe.ended.add(Task.isCancelled ? "cancelled" : "ended")
+        for await _ in release.stream { break }
+        probe.ended.add(Task.isCancelled ? "cancelled" : "released")
         try Task.checkCancellation()
         return try await next(request)
     }
@@ -281,21 +282,24 @@ struct InterceptorTests {
         let probe = ExchangeProbe()
         let clock = ManualRunClock()
         let seen = RequestLog()
+        let step = WaitingStep(probe: probe)
         let server = try stubServer(.answering(seen: seen)) {
-            placement.install([WaitingStep(probe: probe)], in: &$0)
+            placement.install([step], in: &$0)
             $0.runClock = clock
         }
         let task = SteppedTask(server: server, log: log, configuration: TaskConfiguration(totalTimeout: .seconds(30)))
         let run = Task { try await task.download() }
         await probe.waitForStart()
         clock.advance(by: .seconds(30))
+        // The deadline passed while the step waited: when it goes on, nothing is sent.
+        step.release.continuation.yield()
         let error = await run.result.failure
         guard case ConveyError.totalTimedOut(let limit, _)? = error else {
             Issue.record("expected a total timeout, got \(String(describing: error))")
             return
         }
         #expect(limit == .seconds(30))
-        #expect(probe.ended.events == ["cancelled"])
+        #expect(probe.ended.events == ["released"])
         #expect(seen.requests.isEmpty)
     }
 
@@ -314,17 +318,50 @@ struct InterceptorTests {
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: Placement.allCases)
-    func cancellingByTagStopsAWaitingStep(_ placement: Placement) async throws {
+    func cancellingByTagEndsTheRunWhenAWaitingStepGoesOn(_ placement: Placement) async throws {
         let probe = ExchangeProbe()
-        let server = try stubServer(.answering()) { placement.install([WaitingStep(probe: probe)], in: &$0) }
+        let seen = RequestLog()
+        let step = WaitingStep(probe: probe)
+        let server = try stubServer(.answering(seen: seen)) { placement.install([step], in: &$0) }
         let tag = "steps-\(UUID().uuidString)"
         let task = SteppedTask(server: server, log: log, sessionTag: tag)
         let run = Task { try await task.download() }
         await probe.waitForStart()
         #expect(ConveySession.cancel(sessionWithTag: tag) == 1)
+        step.release.continuation.yield()
         let error = await run.result.failure
         #expect(error?.isCancellation == true)
-        #expect(probe.ended.events == ["cancelled"])
+        #expect(seen.requests.isEmpty)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aDeadlineThatPassesWhileARunStepWaitsAfterTheAttemptsFailsTheRun() async throws {
+        struct WaitsAfter: Interceptor {
+            let probe: ExchangeProbe
+            let release = AsyncStream<Void>.makeStream()
+            func intercept(_ request: OutgoingRequest,
+                           next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+                let response = try await next(request)
+                probe.markStarted()
+                for await _ in release.stream { break }
+                return response
+            }
+        }
+        let probe = ExchangeProbe()
+        let clock = ManualRunClock()
+        let step = WaitsAfter(probe: probe)
+        let server = try stubServer(.answering()) {
+            $0.interceptors = [step]
+            $0.runClock = clock
+        }
+        let task = SteppedTask(server: server, log: log, configuration: TaskConfiguration(totalTimeout: .seconds(30)))
+        let run = Task { try await task.download() }
+        await probe.waitForStart()
+        clock.advance(by: .seconds(30))
+        step.release.continuation.yield()
+        guard case ConveyError.totalTimedOut? = await run.result.failure else {
+            Issue.record("a run whose step outlived its deadline succeeded")
+            return
+        }
     }
 }
 

@@ -1,0 +1,127 @@
+// What the seam costs (not a test; see Docs/performance.md#the-seam), with scripts/bench-seam:
+// per run, CPU and calls to the C allocator for a stubbed run (no network: the pipeline alone)
+// and a small GET from the local nginx, on a server with nothing of the seam, with one no-op
+// step around the run, one around each exchange, one no-op observer, and all three; the modes
+// interleaved round by round, medians and ranges.
+//
+//   scripts/bench-seam [--requests 8000] [--rounds 5]
+import BenchSupport
+@_spi(Transport) import Convey
+import Foundation
+
+struct Small: ServerTask {
+    let server: ConveyServer
+    var path: String { "1k.bin" }
+}
+
+/// A step that passes the request on.
+struct PassingOn: Interceptor {
+    func intercept(_ request: OutgoingRequest,
+                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+        try await next(request)
+    }
+}
+
+/// An observer that looks at nothing.
+struct Ignoring: RunObserver {
+    func observe(_ event: RunEvent) async throws {}
+}
+
+enum Mode: String, CaseIterable {
+    case plain = "nothing of the seam"
+    case runStep = "a no-op step around the run"
+    case exchangeStep = "a no-op step around each exchange"
+    case observer = "a no-op observer"
+    case all = "all three"
+}
+
+func option(_ name: String, default value: Int) -> Int {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else { return value }
+    return number
+}
+
+@ConveyActor
+func server(_ mode: Mode, remote: Remote, stubbed: Bool) -> ConveyServer {
+    var configuration = ServerConfiguration(defaultEchoStyle: [])
+    switch mode {
+    case .plain: break
+    case .runStep: configuration.interceptors = [PassingOn()]
+    case .exchangeStep: configuration.exchangeInterceptors = [PassingOn()]
+    case .observer: configuration.observers = [Ignoring()]
+    case .all:
+        configuration.interceptors = [PassingOn()]
+        configuration.exchangeInterceptors = [PassingOn()]
+        configuration.observers = [Ignoring()]
+    }
+    let server = ConveyServer(remote: remote, configuration: configuration)
+    if stubbed {
+        let body = Data(repeating: 0x61, count: 1024)
+        server.transport = StubTransport { request in TransportResponse(url: request.request.url, body: body) }
+    }
+    return server
+}
+
+/// `count` sequential runs: CPU µs and allocations per run.
+func measure(_ server: ConveyServer, count: Int) async throws -> (cpu: Double, allocations: Double?) {
+    let cpu = ProcessFigures.cpuMicroseconds
+    let allocations = ProcessFigures.allocations
+    for _ in 0..<count { try await Small(server: server).send() }
+    let spentCPU = (ProcessFigures.cpuMicroseconds - cpu) / Double(count)
+    guard let before = allocations, let after = ProcessFigures.allocations else { return (spentCPU, nil) }
+    return (spentCPU, Double(after - before) / Double(count))
+}
+
+func summary(_ values: [Double], digits: Int = 1) -> String {
+    let sorted = values.sorted()
+    guard let low = sorted.first, let high = sorted.last else { return "–" }
+    return String(format: "%.\(digits)f (%.\(digits)f–%.\(digits)f)", sorted[sorted.count / 2], low, high)
+}
+
+func figures(_ title: String, remote: Remote, stubbed: Bool, requests: Int, rounds: Int) async throws {
+    let servers = await Mode.allCases.asyncMap { ($0, await server($0, remote: remote, stubbed: stubbed)) }
+    for (_, server) in servers { _ = try await measure(server, count: 500) }
+    var cpu: [Mode: [Double]] = [:]
+    var allocations: [Mode: [Double]] = [:]
+    for _ in 0..<rounds {
+        for (mode, server) in servers {
+            let measured = try await measure(server, count: requests)
+            cpu[mode, default: []].append(measured.cpu)
+            if let counted = measured.allocations { allocations[mode, default: []].append(counted) }
+        }
+    }
+    print("\(title) (sequential, \(rounds) rounds of \(requests), interleaved; median (range)):")
+    let plainCPU = cpu[.plain] ?? []
+    let plainAllocations = allocations[.plain] ?? []
+    for mode in Mode.allCases {
+        var line = "  " + mode.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0) + "CPU µs/run " + summary(cpu[mode] ?? [])
+        if mode != .plain { line += "  +" + summary(zip(cpu[mode] ?? [], plainCPU).map { $0 - $1 }) }
+        if let counted = allocations[mode] {
+            line += "   allocations/run " + summary(counted)
+            if mode != .plain { line += "  +" + summary(zip(counted, plainAllocations).map { $0 - $1 }) }
+        }
+        print(line)
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async -> T) async -> [T] {
+        var results: [T] = []
+        for element in self { results.append(await transform(element)) }
+        return results
+    }
+}
+
+let requests = option("--requests", default: 8000)
+let rounds = option("--rounds", default: 5)
+do {
+    guard let stub = Remote(name: "stub", string: "http://stub.invalid") else { throw CancellationError() }
+    try await figures("A stubbed run", remote: stub, stubbed: true, requests: requests, rounds: rounds)
+    if let text = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"], let nginx = URL(string: text) {
+        try await figures("A small GET from nginx", remote: Remote(name: "nginx", url: nginx), stubbed: false,
+                          requests: requests / 4, rounds: rounds)
+    }
+} catch {
+    print("failed: \(error)")
+    exit(1)
+}
