@@ -110,29 +110,6 @@ public struct TLSConfiguration: Sendable, Hashable {
     }
 }
 
-/// The SHA-256 digest of a server's SubjectPublicKeyInfo, read from the text `pinnedPublicKeys`
-/// holds: `sha256//` followed by the digest in base64.
-struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible {
-    /// The 32 bytes of the digest.
-    let sha256: Data
-
-    /// A pin from its 32-byte digest; `nil` for any other length.
-    init?(sha256: Data) {
-        guard sha256.count == 32 else { return nil }
-        self.sha256 = sha256
-    }
-
-    /// A pin from its text, `sha256//<base64>`; `nil` when the text is not one.
-    init?(_ text: String) {
-        let prefix = "sha256//"
-        guard text.hasPrefix(prefix), let digest = Data(base64Encoded: String(text.dropFirst(prefix.count))) else { return nil }
-        self.init(sha256: digest)
-    }
-
-    /// `sha256//<base64>`.
-    var description: String { "sha256//" + sha256.base64EncodedString() }
-}
-
 /// A certificate and private key a transport presents to servers that ask for one: a PEM
 /// certificate and key (`init(certificateFile:keyFile:passphrase:)`) or a PKCS#12 bundle
 /// (`init(pkcs12File:passphrase:)`).
