@@ -8,9 +8,11 @@ import Foundation
 /// configuration.proxy = ProxyConfiguration(url: "socks5://10.0.0.1:1080") ?? .direct
 /// ```
 ///
-/// Set it on a server (`ServerConfiguration.proxy`). `URLSessionTransport` follows only
-/// `.environment` (FoundationNetworking's libcurl reads the variables itself); given anything else
-/// it fails every request rather than bypass or use a proxy against what was asked.
+/// Set it on a server (`ServerConfiguration.proxy`). `CurlTransport` takes all of them, and so
+/// does `URLSessionTransport` on Apple platforms (SOCKS5 and `tunnelsPlainHTTP` from iOS 17 and
+/// macOS 14). `URLSessionTransport` on Linux follows only `.environment` (FoundationNetworking's
+/// libcurl reads the variables itself). A transport given what it cannot do fails every request
+/// rather than bypass or use a proxy against what was asked.
 ///
 /// The password never appears in any text Convey produces: `description` and the mirror leave it
 /// out, and the user name too.
