@@ -216,7 +216,8 @@ final class OutboxFolder: Sendable {
     func readItem(id: String) throws(OutboxDamage) -> (request: StoredRequest, body: Data) {
         let file = try openItemFile(itemPath(id))
         defer { close(file.descriptor) }
-        let limit = Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize) + maximumBodySize
+        // Read whole into memory: at most what memory can count (2 GiB where `Int` has 32 bits).
+        let limit = MemorySizes.bufferLimit(MemorySizes.sum(Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize), maximumBodySize))
         guard file.size <= limit else { throw OutboxDamage("it holds \(file.size) bytes, more than an item may (\(limit))") }
         let bytes: [UInt8]
         do {
@@ -242,6 +243,7 @@ final class OutboxFolder: Sendable {
         let limit = Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize) + OutboxFolder.maximumKeptResponseSize
         guard file.size <= limit else { throw OutboxDamage("its state file holds \(file.size) bytes, more than a state may (\(limit))") }
         do {
+            // `limit` is a few tens of MiB: it fits any `Int`.
             let bytes = try OwnerOnlyFiles.readAll(file, limit: Int(limit), path: statePath)
             let parts = try OutboxFileFormat.decode(bytes, magic: OutboxFileFormat.stateMagic)
             return (try decode(StoredState.self, from: parts.record, what: "state"), parts.bytes)
