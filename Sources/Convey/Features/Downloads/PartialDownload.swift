@@ -166,9 +166,12 @@ final class PartialClaim: @unchecked Sendable {
         }
     }
 
-    /// Flushes the partial file to the disk.
+    /// Flushes the partial file to the disk, as the outbox's items are (`DurableFiles`: on the sync
+    /// thread, through the drive's cache on Apple platforms), waiting for it: call it from the
+    /// download's writer queue.
     func synchronize() throws(FileFailure) {
-        guard fsync(descriptor) == 0 else { throw FileFailure(path: partial.file.path, action: "save", code: errno) }
+        let code = DurableFiles.sync(descriptor)
+        guard code == 0 else { throw FileFailure(path: partial.file.path, action: "save", code: code) }
     }
 
     /// Puts the finished file in place of `destination` in one step, replacing what was there

@@ -202,16 +202,15 @@ public final class Outbox {
         return String(repeating: "0", count: 16 - time.count) + time + "-" + String(repeating: "0", count: 8 - random.count) + random
     }
 
-    /// Runs blocking disk work off `ConveyActor`.
-    @concurrent
+    /// Runs blocking disk work off `ConveyActor` and off the cooperative pool: its syncs wait
+    /// for the drive (`DurableFiles`).
     nonisolated static func onDisk<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
-        work()
+        await DurableFiles.perform(work)
     }
 
-    /// Runs blocking disk work that may fail off `ConveyActor`.
-    @concurrent
+    /// Runs blocking disk work that may fail off `ConveyActor` and off the cooperative pool.
     nonisolated static func onDisk<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        try work()
+        try await DurableFiles.perform(work)
     }
 }
 
