@@ -45,6 +45,12 @@ extension Outbox {
                     await stopAttempts()
                     throw CancellationError()
                 }
+                if protectedDataUnavailable, inFlight.isEmpty {
+                    // Paused until the items can be read: `once` leaves them pending.
+                    if mode == .once { return }
+                    await waitForProtectedData()
+                    continue
+                }
                 let now = configuration.clock.now
                 var earliest: Date?
                 var startable = false
@@ -95,6 +101,21 @@ extension Outbox {
         } onCancel: {
             Task { @ConveyActor [weak self] in self?.wake() }
         }
+    }
+
+    /// How often delivery paused for protected data looks again, besides when the system says
+    /// the data became available (iOS).
+    static let protectedDataRetryInterval: TimeInterval = 10
+
+    /// Waits until the items' protected data may be available again, then reads the folder: the
+    /// system's notice (iOS, tvOS, visionOS) or `protectedDataRetryInterval` passing, whichever
+    /// comes first, or a stop.
+    private func waitForProtectedData() async {
+        let observation = ProtectedData.whenAvailable { Task { @ConveyActor [weak self] in self?.wake() } }
+        await waitForWork(until: configuration.clock.now.addingTimeInterval(Self.protectedDataRetryInterval))
+        withExtendedLifetime(observation) {}
+        guard !Task.isCancelled else { return }
+        await reload(tidy: true)
     }
 
     /// Takes the folder's lock, waiting (and checking for cancellation) while another holder has it.
@@ -177,6 +198,10 @@ extension Outbox {
                     return (loaded, "its state could not be saved: \(error)")
                 }
             }
+        } catch let damage as OutboxDamage where damage.isUnavailable {
+            // Not now, not damaged: the item stays pending, its attempt not counted.
+            protectedDataUnavailable = true
+            return
         } catch {
             await setAside(id, reason: (error as? OutboxDamage)?.reason ?? "\(error)")
             return

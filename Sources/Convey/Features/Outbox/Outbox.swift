@@ -55,6 +55,9 @@ public final class Outbox {
     var wakeRequested = false
     /// Consecutive attempts that could not connect at all: the offline backoff.
     var offlineStreak = 0
+    /// Whether an item's files could not be read because their data is protected and unavailable
+    /// (a locked device): delivery waits until they can be.
+    var protectedDataUnavailable = false
     private var lastIDMicroseconds: UInt64 = 0
 
     /// One item in memory.
@@ -184,6 +187,9 @@ public final class Outbox {
         }
         let previous = entries
         if newOnly { loaded.merge(previous) { _, known in known } }
+        // Items that cannot be read for now (a locked device) stay as this outbox knew them.
+        for id in scan.unavailable { loaded[id] = previous[id] }
+        protectedDataUnavailable = !scan.unavailable.isEmpty
         entries = loaded
         pendingOrder = loaded.filter { $0.value.state.phase == .pending }.keys.sorted()
         damaged = scan.damaged
