@@ -6,7 +6,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-#if os(iOS) || os(tvOS) || os(visionOS)
+#if os(iOS) || os(visionOS)
 import UIKit
 #endif
 
@@ -35,12 +35,12 @@ enum ProtectedData {
         #endif
     }
 
-    /// Calls `handler` each time the system says protected data became available (iOS, tvOS,
+    /// Calls `handler` each time the system says protected data became available (iOS and
     /// visionOS: `UIApplication.protectedDataDidBecomeAvailableNotification`, which app
     /// extensions get too), until the returned token is released. Elsewhere it never calls:
     /// callers also look again on a timer.
     static func whenAvailable(_ handler: @escaping @Sendable () -> Void) -> AvailabilityObservation {
-        #if os(iOS) || os(tvOS) || os(visionOS)
+        #if os(iOS) || os(visionOS)
         let token = NotificationCenter.default.addObserver(forName: UIApplication.protectedDataDidBecomeAvailableNotification,
                                                            object: nil, queue: nil) { _ in handler() }
         return AvailabilityObservation { NotificationCenter.default.removeObserver(token) }

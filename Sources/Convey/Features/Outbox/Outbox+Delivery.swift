@@ -108,7 +108,7 @@ extension Outbox {
     static let protectedDataRetryInterval: TimeInterval = 10
 
     /// Waits until the items' protected data may be available again, then reads the folder: the
-    /// system's notice (iOS, tvOS, visionOS) or `protectedDataRetryInterval` passing, whichever
+    /// system's notice (iOS, visionOS) or `protectedDataRetryInterval` passing, whichever
     /// comes first, or a stop.
     private func waitForProtectedData() async {
         let observation = ProtectedData.whenAvailable { Task { @ConveyActor [weak self] in self?.wake() } }
