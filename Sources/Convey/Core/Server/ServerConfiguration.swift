@@ -108,6 +108,15 @@ public struct ServerConfiguration: Sendable {
     /// once with `ConveyError.responseTooLarge`. Default: 256 KiB.
     public var maximumResponseHeadSize: Int = TransportRequest.defaultMaximumResponseHeadSize
 
+    /// Whether runs in flight keep the app running for a while after it is backgrounded: on iOS,
+    /// tvOS and visionOS they hold a background-task assertion
+    /// (`UIApplication.beginBackgroundTask`) from the first run's start to the last one's end, so
+    /// that they can finish (the system grants about 30 seconds, then ends it). Ignored in app
+    /// extensions and on other platforms. Default: `false`. Not in effect yet: the task runner
+    /// does not report its runs to the assertion until its run-observer seam lands (see
+    /// Docs/transports.md).
+    public var finishesRunsInBackground = false
+
     /// The in-memory body limit unless one is set: 100 MiB.
     public static var defaultMaximumResponseSize: Int64 { 100 << 20 }
     /// How runs wait between attempts: `Task.sleep`, or in tests a waiter that only records.

@@ -35,7 +35,8 @@ extension Outbox {
             ownership = nil
         }
         try await takeOwnershipWaiting()
-        await reload(tidy: true)
+        // Without the lock (let go of for the app's suspension), the folder is read but not tidied.
+        await reload(tidy: ownership != nil)
         let onceIDs = Set(pendingOrder)
         var tried: Set<String> = []
         var rescannedWhileEmpty = false
@@ -44,6 +45,16 @@ extension Outbox {
                 if Task.isCancelled {
                     await stopAttempts()
                     throw CancellationError()
+                }
+                if lockReleased || ownership == nil {
+                    // The lock was let go of for the app's suspension: wait to be told to take it again.
+                    if lockReleased {
+                        await waitForWork(until: nil)
+                        continue
+                    }
+                    try await takeOwnershipWaiting()
+                    if ownership != nil { await reload(tidy: true) }
+                    continue
                 }
                 if protectedDataUnavailable, inFlight.isEmpty {
                     // Paused until the items can be read: `once` leaves them pending.
@@ -118,10 +129,11 @@ extension Outbox {
         await reload(tidy: true)
     }
 
-    /// Takes the folder's lock, waiting (and checking for cancellation) while another holder has it.
+    /// Takes the folder's lock, waiting (and checking for cancellation) while another holder has
+    /// it; gives up, without it, when the lock is let go of for the app's suspension meanwhile.
     func takeOwnershipWaiting() async throws {
         let path = store.path
-        while ownership == nil {
+        while ownership == nil, !lockReleased {
             if let lock = try await Self.onDisk({ try FolderLock.tryAcquire(in: path) }) {
                 ownership = lock
                 return
@@ -129,6 +141,23 @@ extension Outbox {
             // The holder's exit is an event no clock can predict: look again shortly.
             try await Task.sleep(for: .milliseconds(100))
         }
+    }
+
+    /// Lets go of the folder's lock for the app's suspension: the attempts in flight are stopped
+    /// (their items stay pending, their attempt counted, sent again later with the same key) and
+    /// the lock released, so that another process may take it; delivery then waits for
+    /// `retakeFolderLock()`.
+    func releaseFolderLock() async {
+        lockReleased = true
+        await stopAttempts()
+        ownership = nil
+        wake()
+    }
+
+    /// Lets delivery take the folder's lock again, waiting for it while another process holds it.
+    func retakeFolderLock() {
+        lockReleased = false
+        wake()
     }
 
     /// Starts an attempt of the item in a task of its own.
@@ -340,5 +369,15 @@ extension Outbox {
         finalHooks[id] = nil
         damaged = await Self.onDisk { store.setAsideFiles() }
         publish(id)
+    }
+}
+
+extension Outbox: ReleasableFileLock {
+    func releaseForSuspension() async {
+        await releaseFolderLock()
+    }
+
+    func retakeAfterSuspension() async {
+        retakeFolderLock()
     }
 }

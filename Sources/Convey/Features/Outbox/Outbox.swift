@@ -25,7 +25,8 @@ import Foundation
 ///   `didFinish(task:response:error:)`, and the enqueued task's own `didFinish(with:)`,
 ///   `didSucceed(with:)` or `didFail(with:)` when it was enqueued by this outbox, run once per item.
 /// - **One owner at a time**: delivering, retrying and dropping take the folder's lock, so two
-///   processes never send the same item at once. Enqueueing and reading need no lock.
+///   processes never send the same item at once. Enqueueing and reading need no lock. The lock is
+///   let go of while the app is suspended, and taken again after (`FileLocks`).
 ///
 /// Docs/outbox.md describes the guarantees, the folder's format and each platform.
 @ConveyActor
@@ -45,6 +46,9 @@ public final class Outbox {
     var damaged: [(name: String, reason: String)] = []
     /// The folder's lock, while this outbox delivers or changes items.
     var ownership: FolderLock?
+    /// Whether the folder's lock is let go of for the app's suspension (`FileLocks`): delivery
+    /// waits, without it, until it is retaken.
+    var lockReleased = false
     var isDelivering = false
     var inFlight: [String: Task<Void, Never>] = [:]
     var observers: [UUID: AsyncStream<OutboxItem>.Continuation] = [:]
@@ -81,6 +85,8 @@ public final class Outbox {
         self.server = server
         self.configuration = configuration
         store = try OutboxFolder(url: folder, maximumBodySize: configuration.maximumBodySize)
+        lockReleased = FileLockRegistry.shared.isReleased
+        FileLockRegistry.shared.register(self)
         await reload(tidy: false)
     }
 
