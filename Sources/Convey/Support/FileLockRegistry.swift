@@ -1,7 +1,4 @@
 import Foundation
-#if os(iOS) || os(tvOS) || os(visionOS)
-import UIKit
-#endif
 
 /// A file lock Convey holds that can be let go of while the app is suspended, and taken again
 /// afterwards: an outbox's folder lock, a download's claim on its partial file.
@@ -90,7 +87,11 @@ final class FileLockRegistry: @unchecked Sendable {
     /// release finishes before the app is suspended) and retakes them when it comes back.
     private func observeAppLifecycle() -> [any NSObjectProtocol] {
         let center = NotificationCenter.default
-        let background = center.addObserver(forName: UIApplication.didEnterBackgroundNotification, object: nil, queue: nil) { [weak self] _ in
+        // By their strings, the constants' values: UIKit's constants are isolated to the main
+        // actor in some SDKs, and this runs anywhere.
+        let didEnterBackground = Notification.Name("UIApplicationDidEnterBackgroundNotification")
+        let willEnterForeground = Notification.Name("UIApplicationWillEnterForegroundNotification")
+        let background = center.addObserver(forName: didEnterBackground, object: nil, queue: nil) { [weak self] _ in
             guard let self else { return }
             let tasks = SystemBackgroundTasks()
             let token = tasks.begin(name: "Convey releasing file locks") {}
@@ -99,7 +100,7 @@ final class FileLockRegistry: @unchecked Sendable {
                 if let token { tasks.end(token) }
             }
         }
-        let foreground = center.addObserver(forName: UIApplication.willEnterForegroundNotification, object: nil, queue: nil) { [weak self] _ in
+        let foreground = center.addObserver(forName: willEnterForeground, object: nil, queue: nil) { [weak self] _ in
             guard let self else { return }
             Task { await self.retakeAll() }
         }

@@ -6,9 +6,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-#if os(iOS) || os(visionOS)
-import UIKit
-#endif
 
 /// Files under the system's data protection (iOS, watchOS, visionOS: a locked device, or before
 /// the first unlock after a restart) fail to open with `EPERM` or `EACCES` until the data is
@@ -41,8 +38,10 @@ enum ProtectedData {
     /// callers also look again on a timer.
     static func whenAvailable(_ handler: @escaping @Sendable () -> Void) -> AvailabilityObservation {
         #if os(iOS) || os(visionOS)
-        let token = NotificationCenter.default.addObserver(forName: UIApplication.protectedDataDidBecomeAvailableNotification,
-                                                           object: nil, queue: nil) { _ in handler() }
+        // By its string, the constant's value: UIKit's constant is isolated to the main actor in
+        // some SDKs, and this runs anywhere.
+        let name = Notification.Name("UIApplicationProtectedDataDidBecomeAvailable")
+        let token = NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { _ in handler() }
         return AvailabilityObservation { NotificationCenter.default.removeObserver(token) }
         #else
         return AvailabilityObservation {}

@@ -105,7 +105,7 @@ import Security
         var requiresTLS13: Bool
         var proxy: ProxyConfiguration
         var assumesHTTP3: Bool
-        /// Hosts that go through `directSession` instead.
+        /// Hosts that go through the `direct` session instead.
         var excludedHosts: ExcludedProxyHosts?
     }
 
