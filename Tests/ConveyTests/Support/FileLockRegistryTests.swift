@@ -48,7 +48,8 @@ struct FileLockRegistryTests {
         }
         try await waitUntil("the gone lock was released") { log.events.count == 2 }
         await registry.retakeAll()
-        #expect(log.events.suffix(1) == ["retake late"])
+        // Only the lock still alive is retaken: the registry holds its locks weakly.
+        #expect(log.events.filter { $0.hasPrefix("retake") } == ["retake late"])
     }
 
     @Test func requestsMadeBackToBackRunInOrder() async {
