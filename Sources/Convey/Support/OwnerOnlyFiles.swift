@@ -19,6 +19,8 @@ import Darwin
 ///   reused never keeps wider permissions.
 /// - Only regular files are opened, without blocking (`O_NONBLOCK`), so a FIFO, a device or a
 ///   folder in a file's place is refused instead of hanging or crashing the reader.
+/// - Folders it creates get the default data-protection class on iOS, watchOS and visionOS
+///   (`ProtectedData`).
 ///
 /// Parent folders the caller names are trusted as they are: an app may keep its folders behind
 /// links (macOS's `/tmp` is one).
@@ -44,7 +46,11 @@ enum OwnerOnlyFiles {
         }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty, parent != path { try createFolder(atPath: parent) }
-        guard mkdir(path, folderMode) == 0 || errno == EEXIST else { throw FileFailure(path: path, action: "create the folder", code: errno) }
+        if mkdir(path, folderMode) == 0 {
+            ProtectedData.applyDefaultClass(toFolderAtPath: path)
+            return
+        }
+        guard errno == EEXIST else { throw FileFailure(path: path, action: "create the folder", code: errno) }
     }
 
     /// Opens the regular file at `path` for reading and writing, creating it with `mode` when
@@ -151,6 +157,7 @@ enum OwnerOnlyFiles {
     /// Creates a new file at `path` and opens it for writing: exclusively (`O_EXCL`, so never an
     /// existing file and never through a link), with `mode`. Nothing is left at `path` after a failure.
     static func createNew(atPath path: String, mode: mode_t = fileMode) throws(FileFailure) -> Int32 {
+        if let code = FileAccessFaults.injected(opening: path) { throw FileFailure(path: path, action: "create", code: code) }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw FileFailure(path: path, action: "create", code: errno) }
         guard fchmod(descriptor, mode) == 0 else {
@@ -171,6 +178,9 @@ enum OwnerOnlyFiles {
     }
 
     private static func openRegular(atPath path: String, flags: Int32, mode: mode_t, action: String) throws(FileFailure) -> OpenedFile {
+        if let code = FileAccessFaults.injected(opening: path), access(path, F_OK) == 0 {
+            throw FileFailure(path: path, action: action, code: code)
+        }
         let descriptor = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
         guard descriptor >= 0 else {
             // ELOOP is how O_NOFOLLOW reports a link (some BSDs say EMLINK).

@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Harness command line")
 struct HarnessCommandLineTests {
-    static let commands = ["demo", "get", "post", "put", "patch", "delete", "recorded", "replay"]
+    static let commands = ["demo", "get", "post", "put", "patch", "delete", "recorded", "replay", "tls"]
 
     @Test(arguments: commands)
     func everyCommandHasHelp(command: String) async throws {

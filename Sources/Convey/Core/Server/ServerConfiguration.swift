@@ -106,13 +106,14 @@ public struct ServerConfiguration: Sendable {
     @_spi(Transport) public var builtInTransport: BuiltInTransport = .platformDefault
     /// How the built-in transport secures connections: trust roots, pinned public keys, the lowest
     /// TLS version, a client certificate. Default: the system's trust, no pins, TLS 1.2 or later.
-    /// Only `CurlTransport` does more than the default; see Docs/tls-and-proxies.md.
+    /// `CurlTransport` and, on Apple platforms, `URLSessionTransport` do them; see Docs/tls-and-proxies.md.
     public var tls = TLSConfiguration()
     /// The built-in transport's proxy. Default: `.environment` (`http_proxy`, `https_proxy`, `no_proxy`).
-    /// Only `CurlTransport` takes an explicit one; see Docs/tls-and-proxies.md.
+    /// `CurlTransport` and, on Apple platforms, `URLSessionTransport` take an explicit one; see Docs/tls-and-proxies.md.
     public var proxy = ProxyConfiguration.environment
     /// The HTTP version the built-in transport asks for. Default: `.automatic`, HTTP/2 over TLS
-    /// when the server offers it. `URLSessionTransport` leaves the choice to URLSession.
+    /// when the server offers it. `URLSessionTransport` takes `.automatic` and `.http3` only
+    /// (URLSession has no switch for the others, which it refuses); see Docs/transports.md.
     public var httpVersion = HTTPVersionPreference.automatic
     /// The most bytes a response body held in memory may have, counted after decompression; a
     /// larger one stops at once with `ConveyError.responseTooLarge`. Default: 100 MiB. `nil`: no
@@ -122,6 +123,15 @@ public struct ServerConfiguration: Sendable {
     /// The most bytes a response's status line and header fields may take; a larger head stops at
     /// once with `ConveyError.responseTooLarge`. Default: 256 KiB.
     public var maximumResponseHeadSize: Int = TransportRequest.defaultMaximumResponseHeadSize
+
+    /// Whether runs in flight keep the app running for a while after it is backgrounded: on iOS,
+    /// tvOS and visionOS they hold a background-task assertion
+    /// (`UIApplication.beginBackgroundTask`) from the first run's start to the last one's end, so
+    /// that they can finish (the system grants about 30 seconds, then ends it). Ignored in app
+    /// extensions and on other platforms. Default: `false`. Not in effect yet: the task runner
+    /// does not report its runs to the assertion until its run-observer seam lands (see
+    /// Docs/transports.md).
+    public var finishesRunsInBackground = false
 
     /// The in-memory body limit unless one is set: 100 MiB.
     public static var defaultMaximumResponseSize: Int64 { 100 << 20 }

@@ -53,8 +53,10 @@ enum CachePartitionKey {
         return fileBytes(key) == bytes ? key : nil
     }
 
-    /// The key stored in `folder`: created there when there is none yet, replaced when the file is damaged.
-    static func stored(in folder: URL) throws -> [UInt8] {
+    /// The key stored in `folder`: created there when there is none yet, replaced when the file is
+    /// damaged; `nil` when its data is protected and unavailable for now (a locked device:
+    /// `ProtectedData`), which is not damage: the file is kept, and read again later.
+    static func stored(in folder: URL) throws -> [UInt8]? {
         let path = folder.standardizedFileURL.path + "/" + fileName
         do {
             for _ in 0..<3 {
@@ -74,6 +76,7 @@ enum CachePartitionKey {
                 }
             }
         } catch let failure as FileFailure {
+            if ProtectedData.isUnavailable(failure.code) { return nil }
             throw self.failure(folder, failure.description)
         }
         throw failure(folder, "\(fileName) kept changing while it was read")
@@ -100,13 +103,62 @@ enum CachePartitionKey {
         var info = stat()
         guard fstat(file.descriptor, &info) == 0, info.st_uid == geteuid() else { throw failure(folder, "\(fileName) belongs to another user") }
         guard info.st_mode & 0o077 == 0 else { throw failure(folder, "\(fileName) is readable or writable by other users") }
-        guard file.size == Int64(fileSize), let bytes = try? OwnerOnlyFiles.readAll(file, limit: fileSize, path: path),
-              let key = key(inFile: bytes)
-        else { return .damaged }
+        guard file.size == Int64(fileSize) else { return .damaged }
+        let bytes: [UInt8]
+        do {
+            bytes = try OwnerOnlyFiles.readAll(file, limit: fileSize, path: path)
+        } catch where ProtectedData.isUnavailable(error.code) {
+            throw error
+        } catch {
+            return .damaged
+        }
+        guard let key = key(inFile: bytes) else { return .damaged }
         return .key(key)
     }
 
     private static func failure(_ folder: URL, _ reason: String) -> ConveyError {
         .cacheFolderUnavailable(folder: folder, reason: reason)
+    }
+}
+
+/// One cache's partition key, as `DataCache` uses it: a fresh one for a memory-only cache; for a
+/// disk cache, the one stored in its folder (`CachePartitionKey.stored`).
+///
+/// While the stored key's data is unavailable (a locked device), a stand-in key of this instance's
+/// own names partitions: requests with credentials then miss what is stored under the real key,
+/// and what is stored meanwhile is never matched once the real key is read. The stored key is read
+/// again at each use until it can be.
+final class PartitionKeys: @unchecked Sendable {
+    private let lock = NSLock()
+    private var key: [UInt8]?
+    private let folder: URL?
+    private let standIn = CachePartitionKey.random()
+
+    /// A fresh key, for a memory-only cache.
+    init() {
+        key = CachePartitionKey.random()
+        folder = nil
+    }
+
+    /// The key stored in `folder`, or a stand-in until it can be read. Throws when the key file is
+    /// someone else's (see `CachePartitionKey`).
+    init(folder: URL) throws {
+        self.folder = folder
+        key = try CachePartitionKey.stored(in: folder)
+    }
+
+    /// Whether the stored key was read (always, for a memory-only cache).
+    var isLoaded: Bool { lock.withLock { key != nil } }
+
+    /// The key: the stored one, read again while it was unavailable; the stand-in meanwhile.
+    var current: [UInt8] {
+        lock.withLock {
+            if let key { return key }
+            if let folder, let loaded = (try? CachePartitionKey.stored(in: folder)) ?? nil {
+                key = loaded
+                return loaded
+            }
+            return standIn
+        }
     }
 }

@@ -47,7 +47,8 @@ public actor DataCache {
     /// Shares identical GET and HEAD exchanges in flight among the tasks using this cache.
     nonisolated let coalescer = RequestCoalescer()
     /// The secret that names credential partitions: per instance in memory, in the folder on disk.
-    nonisolated let partitionKey: [UInt8]
+    nonisolated var partitionKey: [UInt8] { partitionKeys.current }
+    private nonisolated let partitionKeys: PartitionKeys
 
     private var memory: MemoryTier
     private nonisolated let disk: DiskTier?
@@ -74,7 +75,7 @@ public actor DataCache {
         self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
         disk = nil
-        partitionKey = CachePartitionKey.random()
+        partitionKeys = PartitionKeys()
     }
 
     /// A cache backed by `folder`, created if needed. Several processes may share the folder.
@@ -82,6 +83,10 @@ public actor DataCache {
     /// What a crash or a disk error damaged is dropped and rebuilt, never a reason to fail: a
     /// corrupt entry file is a miss, and a missing or damaged `partition-key` file gets a new key,
     /// which turns the entries stored for requests with credentials into misses.
+    ///
+    /// Files whose data is protected and unavailable for now (iOS: a locked device, or before the
+    /// first unlock; they fail with `EPERM` or `EACCES`) are not damage: the cache opens, serves
+    /// misses for them and deletes nothing, and reads them again once the data is available.
     ///
     /// Throws `ConveyError.cacheFolderUnavailable` when the folder cannot be created or
     /// written, or when its `partition-key` is a link, not a regular file, another user's, or open
@@ -98,7 +103,7 @@ public actor DataCache {
         self.clock = clock
         memory = MemoryTier(costLimit: memoryCostLimit)
         disk = try DiskTier(folder: folder, sizeLimit: diskSizeLimit, clock: clock)
-        partitionKey = try CachePartitionKey.stored(in: folder)
+        partitionKeys = try PartitionKeys(folder: folder)
     }
 
     // MARK: Reading and writing

@@ -57,6 +57,8 @@ final class DiskTier: @unchecked Sendable {
         var writes = 0
         var writeFailures = 0
         var droppedEntries = 0
+        /// Reads that found an entry's data protected and unavailable (a locked device): misses, the file kept.
+        var unavailableReads = 0
         var sweeps = 0
         var evictedFiles = 0
     }
@@ -106,7 +108,8 @@ final class DiskTier: @unchecked Sendable {
 
     /// The sound entry stored for `key`, or `nil`. A corrupt file, or anything but a regular file
     /// in an entry's place (a link, a FIFO), is deleted; a file holding a colliding key is left
-    /// for its owner. A hit refreshes the file's time for eviction.
+    /// for its owner. A file whose data is protected and unavailable for now (a locked device:
+    /// `ProtectedData`) is a miss and is kept. A hit refreshes the file's time for eviction.
     func read(key: String) -> CachedResponse? {
         let path = self.path(for: key)
         let decoded: CacheEntryFormat.Decoded
@@ -116,6 +119,9 @@ final class DiskTier: @unchecked Sendable {
             let bytes = try OwnerOnlyFiles.readAll(file, limit: sizeLimit, path: path)
             _ = futimens(file.descriptor, Self.fileTimes(clock.now()))
             decoded = bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) }
+        } catch where ProtectedData.isUnavailable(error.code) {
+            lock.withLock { state.counts.unavailableReads += 1 }
+            return nil
         } catch {
             decoded = .corrupt(error.description)
         }

@@ -81,23 +81,41 @@ struct PartialDownload: Sendable {
 /// removed or renamed only while it is held, and a claim checks, once it holds the lock, that
 /// the path still names the file it locked, so a download that opened the file just before
 /// another one moved it into place never writes into the finished file.
+///
+/// The lock is let go of while the app is suspended (`FileLocks`) and taken again after; a claim
+/// whose file another download took meanwhile is lost: its writes and its commit fail.
 final class PartialClaim: @unchecked Sendable {
     let partial: PartialDownload
     /// The partial file, open for reading and writing; -1 once let go.
     private(set) var descriptor: Int32
     /// Its size when it was claimed: the bytes a resume continues.
     let initialSize: Int64
+    /// Guards the lock's state below and the descriptor's closing against a release or retake
+    /// for the app's suspension (`FileLocks`), which come from another task.
+    private let lockState = NSLock()
+    /// Whether the `flock` is held (not let go of for the app's suspension).
+    private var locked = true
+    /// Why the claim was lost while let go of: another download took the file meanwhile.
+    private var lost: String?
 
     /// How many times a claim reopens a partial file that was moved or removed under it.
     private static let attempts = 3
 
     fileprivate init(partial: PartialDownload, mode: mode_t) throws(ConveyError) {
         self.partial = partial
+        let file = try Self.openAndLock(partial, mode: mode)
+        descriptor = file.descriptor
+        initialSize = file.size
+        FileLockRegistry.shared.register(self)
+    }
+
+    /// The partial file, open and locked, once the path is checked to still name it.
+    private static func openAndLock(_ partial: PartialDownload, mode: mode_t) throws(ConveyError) -> OwnerOnlyFiles.OpenedFile {
         let path = partial.file.path
         do {
-            try Self.checkReplaceable(partial.destination)
+            try checkReplaceable(partial.destination)
             try OwnerOnlyFiles.createFolder(atPath: partial.destination.deletingLastPathComponent().path)
-            for _ in 0..<Self.attempts {
+            for _ in 0..<attempts {
                 let opened = try OwnerOnlyFiles.openOrCreate(atPath: path, mode: mode)
                 guard flock(opened.descriptor, LOCK_EX | LOCK_NB) == 0 else {
                     let code = errno
@@ -106,12 +124,7 @@ final class PartialClaim: @unchecked Sendable {
                         destination: partial.destination, reason: "another download to this file is in progress") }
                     throw FileFailure(path: path, action: "lock", code: code)
                 }
-                var held = stat(), named = stat()
-                if fstat(opened.descriptor, &held) == 0, lstat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
-                    descriptor = opened.descriptor
-                    initialSize = opened.size
-                    return
-                }
+                if namesTheFile(path, opened.descriptor) { return opened }
                 // Another download finished or dropped this file between our open and our lock.
                 close(opened.descriptor)
             }
@@ -128,6 +141,43 @@ final class PartialClaim: @unchecked Sendable {
     deinit {
         if descriptor >= 0 { close(descriptor) }
     }
+
+    /// Whether `path` still names the file open at `descriptor`.
+    private static func namesTheFile(_ path: String, _ descriptor: Int32) -> Bool {
+        var held = stat(), named = stat()
+        return fstat(descriptor, &held) == 0 && lstat(path, &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino
+    }
+
+    /// Lets go of the `flock` for the app's suspension, keeping the file open: writes go on, and
+    /// another download may take the file meanwhile.
+    func releaseLock() {
+        lockState.withLock {
+            guard descriptor >= 0, locked else { return }
+            flock(descriptor, LOCK_UN)
+            locked = false
+        }
+    }
+
+    /// Takes the `flock` again after the app's suspension; when another download took the file
+    /// meanwhile, or it was replaced, the claim is lost: later writes and the commit fail.
+    func retakeLock() {
+        lockState.withLock {
+            guard descriptor >= 0, !locked, lost == nil else { return }
+            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                lost = "another download took the partial file while this one had let go of it for the app's suspension"
+                return
+            }
+            guard Self.namesTheFile(partial.file.path, descriptor) else {
+                flock(descriptor, LOCK_UN)
+                lost = "the partial file was replaced while this download had let go of it for the app's suspension"
+                return
+            }
+            locked = true
+        }
+    }
+
+    /// Why the claim was lost, if it was.
+    var lostReason: String? { lockState.withLock { lost } }
 
     /// Throws unless `destination` is absent, a regular file or a link (which the final rename
     /// replaces): a device such as `/dev/null`, a FIFO, a socket or a folder is never replaced.
@@ -157,6 +207,7 @@ final class PartialClaim: @unchecked Sendable {
 
     /// Writes `bytes` at `offset` of the partial file.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileFailure) {
+        if let lostReason { throw FileFailure(path: partial.file.path, action: "write to", reason: lostReason) }
         var done = 0
         while done < bytes.count, let base = bytes.baseAddress {
             let count = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + Int64(done)))
@@ -166,22 +217,30 @@ final class PartialClaim: @unchecked Sendable {
         }
     }
 
-    /// Flushes the partial file to the disk.
+    /// Flushes the partial file to the disk, as the outbox's items are (`DurableFiles`: on the sync
+    /// thread, through the drive's cache on Apple platforms), waiting for it: call it from the
+    /// download's writer queue.
     func synchronize() throws(FileFailure) {
-        guard fsync(descriptor) == 0 else { throw FileFailure(path: partial.file.path, action: "save", code: errno) }
+        let code = DurableFiles.sync(descriptor)
+        guard code == 0 else { throw FileFailure(path: partial.file.path, action: "save", code: code) }
     }
 
     /// Puts the finished file in place of `destination` in one step, replacing what was there
-    /// (a link there is replaced, not followed), and lets go of the claim.
+    /// (a link there is replaced, not followed), and lets go of the claim. A claim let go of for
+    /// the app's suspension is taken again first: the file is moved only while it is held.
     func commit() throws(ConveyError) {
+        retakeLock()
+        if let lostReason { throw .downloadFailed(destination: partial.destination, reason: lostReason) }
         try Self.checkReplaceable(partial.destination)
         guard rename(partial.file.path, partial.destination.path) == 0 else {
             let reason = String(cString: strerror(errno))
             throw .downloadFailed(destination: partial.destination, reason: "could not move the finished file into place: \(reason)")
         }
         try? partial.saveRecord(nil)
-        close(descriptor)
-        descriptor = -1
+        lockState.withLock {
+            close(descriptor)
+            descriptor = -1
+        }
     }
 
     /// Lets go of the claim after a failure, keeping the partial file only when a later run can
@@ -190,11 +249,24 @@ final class PartialClaim: @unchecked Sendable {
         guard descriptor >= 0 else { return }
         var info = stat()
         let hasBytes = fstat(descriptor, &info) == 0 && info.st_size > 0
-        if !hasBytes || !isResumable {
+        // A lost claim's file is another download's now: left alone.
+        if lostReason == nil, !hasBytes || !isResumable {
             unlink(partial.file.path)
             unlink(partial.recordFile.path)
         }
-        close(descriptor)
-        descriptor = -1
+        lockState.withLock {
+            close(descriptor)
+            descriptor = -1
+        }
+    }
+}
+
+extension PartialClaim: ReleasableFileLock {
+    func releaseForSuspension() async {
+        releaseLock()
+    }
+
+    func retakeAfterSuspension() async {
+        retakeLock()
     }
 }

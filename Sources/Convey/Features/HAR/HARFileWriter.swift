@@ -56,13 +56,17 @@ final class HARFileWriter {
         if buffer.count >= Self.bufferSize { try flush() }
     }
 
-    /// Writes the document's end (`ending`, when given, instead of the splice's) and puts the file in place.
+    /// Writes the document's end (`ending`, when given, instead of the splice's) and puts the file
+    /// in place durably, as the outbox's items are (`DurableFiles`): the file synced, renamed over
+    /// the destination, the folder synced. It waits for the syncs: call it from a queue of its own
+    /// (`HARFileQueues`), never a task on the cooperative pool.
     func finish(ending: [UInt8]? = nil) throws(HARError) {
         buffer += ending ?? splice.suffix
         try flush()
         guard let descriptor else { throw HARError.unwritableFile(path: path, reason: "the writer was already finished") }
         self.descriptor = nil
-        let synced = fsync(descriptor) == 0 ? nil : errno
+        let syncFailure = DurableFiles.sync(descriptor)
+        let synced = syncFailure == 0 ? nil : syncFailure
         let closed = close(descriptor) == 0 ? nil : errno
         if let code = synced ?? closed {
             unlink(temporaryPath)
@@ -72,6 +76,12 @@ final class HARFileWriter {
             let reason = String(cString: strerror(errno))
             unlink(temporaryPath)
             throw HARError.unwritableFile(path: path, reason: reason)
+        }
+        let folder = (path as NSString).deletingLastPathComponent
+        do throws(FileFailure) {
+            try DurableFiles.syncFolder(atPath: folder.isEmpty ? "." : folder)
+        } catch {
+            throw HARError.unwritableFile(path: path, reason: error.reason)
         }
     }
 

@@ -35,7 +35,8 @@ extension Outbox {
             ownership = nil
         }
         try await takeOwnershipWaiting()
-        await reload(tidy: true)
+        // Without the lock (let go of for the app's suspension), the folder is read but not tidied.
+        await reload(tidy: ownership != nil)
         let onceIDs = Set(pendingOrder)
         var tried: Set<String> = []
         var rescannedWhileEmpty = false
@@ -44,6 +45,22 @@ extension Outbox {
                 if Task.isCancelled {
                     await stopAttempts()
                     throw CancellationError()
+                }
+                if lockReleased || ownership == nil {
+                    // The lock was let go of for the app's suspension: wait to be told to take it again.
+                    if lockReleased {
+                        await waitForWork(until: nil)
+                        continue
+                    }
+                    try await takeOwnershipWaiting()
+                    if ownership != nil { await reload(tidy: true) }
+                    continue
+                }
+                if protectedDataUnavailable, inFlight.isEmpty {
+                    // Paused until the items can be read: `once` leaves them pending.
+                    if mode == .once { return }
+                    await waitForProtectedData()
+                    continue
                 }
                 let now = configuration.clock.now
                 var earliest: Date?
@@ -97,10 +114,26 @@ extension Outbox {
         }
     }
 
-    /// Takes the folder's lock, waiting (and checking for cancellation) while another holder has it.
+    /// How often delivery paused for protected data looks again, besides when the system says
+    /// the data became available (iOS).
+    static let protectedDataRetryInterval: TimeInterval = 10
+
+    /// Waits until the items' protected data may be available again, then reads the folder: the
+    /// system's notice (iOS, visionOS) or `protectedDataRetryInterval` passing, whichever
+    /// comes first, or a stop.
+    private func waitForProtectedData() async {
+        let observation = ProtectedData.whenAvailable { Task { @ConveyActor [weak self] in self?.wake() } }
+        await waitForWork(until: configuration.clock.now.addingTimeInterval(Self.protectedDataRetryInterval))
+        withExtendedLifetime(observation) {}
+        guard !Task.isCancelled else { return }
+        await reload(tidy: true)
+    }
+
+    /// Takes the folder's lock, waiting (and checking for cancellation) while another holder has
+    /// it; gives up, without it, when the lock is let go of for the app's suspension meanwhile.
     func takeOwnershipWaiting() async throws {
         let path = store.path
-        while ownership == nil {
+        while ownership == nil, !lockReleased {
             if let lock = try await Self.onDisk({ try FolderLock.tryAcquire(in: path) }) {
                 ownership = lock
                 return
@@ -108,6 +141,23 @@ extension Outbox {
             // The holder's exit is an event no clock can predict: look again shortly.
             try await Task.sleep(for: .milliseconds(100))
         }
+    }
+
+    /// Lets go of the folder's lock for the app's suspension: the attempts in flight are stopped
+    /// (their items stay pending, their attempt counted, sent again later with the same key) and
+    /// the lock released, so that another process may take it; delivery then waits for
+    /// `retakeFolderLock()`.
+    func releaseFolderLock() async {
+        lockReleased = true
+        await stopAttempts()
+        ownership = nil
+        wake()
+    }
+
+    /// Lets delivery take the folder's lock again, waiting for it while another process holds it.
+    func retakeFolderLock() {
+        lockReleased = false
+        wake()
     }
 
     /// Starts an attempt of the item in a task of its own.
@@ -177,6 +227,10 @@ extension Outbox {
                     return (loaded, "its state could not be saved: \(error)")
                 }
             }
+        } catch let damage as OutboxDamage where damage.isUnavailable {
+            // Not now, not damaged: the item stays pending, its attempt not counted.
+            protectedDataUnavailable = true
+            return
         } catch {
             await setAside(id, reason: (error as? OutboxDamage)?.reason ?? "\(error)")
             return
@@ -315,5 +369,15 @@ extension Outbox {
         finalHooks[id] = nil
         damaged = await Self.onDisk { store.setAsideFiles() }
         publish(id)
+    }
+}
+
+extension Outbox: ReleasableFileLock {
+    func releaseForSuspension() async {
+        await releaseFolderLock()
+    }
+
+    func retakeAfterSuspension() async {
+        retakeFolderLock()
     }
 }

@@ -74,7 +74,8 @@ extension Outbox {
     /// The body's bytes: in memory already, or read from its file (at most `maximumBodySize`);
     /// a staged file the run would have removed is removed here.
     private func bodyBytes(of body: RequestBody?) async throws -> Data {
-        let limit = configuration.maximumBodySize
+        // Held in memory: no larger than memory can count (2 GiB where `Int` has 32 bits).
+        let limit = MemorySizes.bufferLimit(configuration.maximumBodySize)
         switch body?.content {
         case nil:
             return Data()
@@ -88,7 +89,7 @@ extension Outbox {
                 // Opened as the upload would open it; only the outbox's own files need be owner-only.
                 let handle = try FileHandle(forReadingFrom: URL(filePath: path))
                 defer { try? handle.close() }
-                let data = try handle.read(upToCount: Int(limit) + 1) ?? Data()
+                let data = try handle.read(upToCount: MemorySizes.readCount(toExceed: limit)) ?? Data()
                 guard Int64(data.count) <= limit else { throw ConveyError.outboxLimitReached(limit: "maximumBodySize", maximum: limit) }
                 return data
             }

@@ -25,7 +25,8 @@ import Foundation
 ///   `didFinish(task:response:error:)`, and the enqueued task's own `didFinish(with:)`,
 ///   `didSucceed(with:)` or `didFail(with:)` when it was enqueued by this outbox, run once per item.
 /// - **One owner at a time**: delivering, retrying and dropping take the folder's lock, so two
-///   processes never send the same item at once. Enqueueing and reading need no lock.
+///   processes never send the same item at once. Enqueueing and reading need no lock. The lock is
+///   let go of while the app is suspended, and taken again after (`FileLocks`).
 ///
 /// Docs/outbox.md describes the guarantees, the folder's format and each platform.
 @ConveyActor
@@ -45,6 +46,9 @@ public final class Outbox {
     var damaged: [(name: String, reason: String)] = []
     /// The folder's lock, while this outbox delivers or changes items.
     var ownership: FolderLock?
+    /// Whether the folder's lock is let go of for the app's suspension (`FileLocks`): delivery
+    /// waits, without it, until it is retaken.
+    var lockReleased = false
     var isDelivering = false
     var inFlight: [String: Task<Void, Never>] = [:]
     var observers: [UUID: AsyncStream<OutboxItem>.Continuation] = [:]
@@ -55,6 +59,9 @@ public final class Outbox {
     var wakeRequested = false
     /// Consecutive attempts that could not connect at all: the offline backoff.
     var offlineStreak = 0
+    /// Whether an item's files could not be read because their data is protected and unavailable
+    /// (a locked device): delivery waits until they can be.
+    var protectedDataUnavailable = false
     private var lastIDMicroseconds: UInt64 = 0
 
     /// One item in memory.
@@ -78,6 +85,8 @@ public final class Outbox {
         self.server = server
         self.configuration = configuration
         store = try OutboxFolder(url: folder, maximumBodySize: configuration.maximumBodySize)
+        lockReleased = FileLockRegistry.shared.isReleased
+        FileLockRegistry.shared.register(self)
         await reload(tidy: false)
     }
 
@@ -184,6 +193,9 @@ public final class Outbox {
         }
         let previous = entries
         if newOnly { loaded.merge(previous) { _, known in known } }
+        // Items that cannot be read for now (a locked device) stay as this outbox knew them.
+        for id in scan.unavailable { loaded[id] = previous[id] }
+        protectedDataUnavailable = !scan.unavailable.isEmpty
         entries = loaded
         pendingOrder = loaded.filter { $0.value.state.phase == .pending }.keys.sorted()
         damaged = scan.damaged
@@ -202,16 +214,15 @@ public final class Outbox {
         return String(repeating: "0", count: 16 - time.count) + time + "-" + String(repeating: "0", count: 8 - random.count) + random
     }
 
-    /// Runs blocking disk work off `ConveyActor`.
-    @concurrent
+    /// Runs blocking disk work off `ConveyActor` and off the cooperative pool: its syncs wait
+    /// for the drive (`DurableFiles`).
     nonisolated static func onDisk<Result: Sendable>(_ work: @escaping @Sendable () -> Result) async -> Result {
-        work()
+        await DurableFiles.perform(work)
     }
 
-    /// Runs blocking disk work that may fail off `ConveyActor`.
-    @concurrent
+    /// Runs blocking disk work that may fail off `ConveyActor` and off the cooperative pool.
     nonisolated static func onDisk<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
-        try work()
+        try await DurableFiles.perform(work)
     }
 }
 

@@ -103,9 +103,16 @@ enum OutboxFileFormat {
     }
 }
 
-/// Why a file in the outbox's folder is not a sound item: the reason it is set aside with.
+/// Why a file in the outbox's folder is not a sound item: the reason it is set aside with; or,
+/// when `isUnavailable`, why it cannot be read for now (its data is protected and the device is
+/// locked), which is no damage: the item stays as it is.
 struct OutboxDamage: Error, Sendable, CustomStringConvertible {
     let reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// Whether the file's data is unavailable for now (`ProtectedData`) rather than damaged.
+    let isUnavailable: Bool
+    init(_ reason: String, unavailable: Bool = false) {
+        self.reason = reason
+        isUnavailable = unavailable
+    }
     var description: String { reason }
 }

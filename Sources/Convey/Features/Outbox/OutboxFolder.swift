@@ -20,6 +20,8 @@ import Darwin
 ///   moved to `set-aside/` with a `.reason` file beside it, by the folder's owner; the others
 ///   list it as damaged.
 /// - Files are owner-only (0600), folders owner-only (0700) (`OwnerOnlyFiles`).
+/// - A file whose data is protected and unavailable for now (a locked device: `ProtectedData`)
+///   is no damage: its item is neither read nor set aside until it can be read.
 ///
 /// Its methods block on the disk: the outbox calls them off `ConveyActor`.
 final class OutboxFolder: Sendable {
@@ -146,6 +148,9 @@ final class OutboxFolder: Sendable {
         /// Files that are not sound items, and why: those set aside, and (when the scan was not the
         /// owner's) those still in place.
         var damaged: [(name: String, reason: String)] = []
+        /// Items whose files cannot be read for now: their data is protected and unavailable (a
+        /// locked device). Neither items nor damage until they can be read.
+        var unavailable: Set<String> = []
     }
 
     /// Reads every item. The owner (`tidy`) also sets aside damaged files, removes state files
@@ -163,10 +168,12 @@ final class OutboxFolder: Sendable {
             guard Self.isItemID(id) else { continue }
             itemIDs.insert(id)
             if known?.contains(id) == true { continue }
-            do {
+            do throws(OutboxDamage) {
                 var item = try readItemHeader(id: id)
-                do {
+                do throws(OutboxDamage) {
                     item.state = try readState(id: id)?.state
+                } catch where error.isUnavailable {
+                    throw error
                 } catch {
                     item.stateDamage = error.reason
                 }
@@ -176,6 +183,8 @@ final class OutboxFolder: Sendable {
                     continue
                 }
                 scan.items.append(item)
+            } catch where error.isUnavailable {
+                scan.unavailable.insert(id)
             } catch {
                 if tidy { setAside(id: id, reason: error.reason) } else { scan.damaged.append((name, error.reason)) }
             }
@@ -216,13 +225,14 @@ final class OutboxFolder: Sendable {
     func readItem(id: String) throws(OutboxDamage) -> (request: StoredRequest, body: Data) {
         let file = try openItemFile(itemPath(id))
         defer { close(file.descriptor) }
-        let limit = Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize) + maximumBodySize
+        // Read whole into memory: at most what memory can count (2 GiB where `Int` has 32 bits).
+        let limit = MemorySizes.bufferLimit(MemorySizes.sum(Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize), maximumBodySize))
         guard file.size <= limit else { throw OutboxDamage("it holds \(file.size) bytes, more than an item may (\(limit))") }
         let bytes: [UInt8]
         do {
             bytes = try OwnerOnlyFiles.readAll(file, limit: Int(limit), path: itemPath(id))
         } catch {
-            throw OutboxDamage(error.reason)
+            throw OutboxDamage(error.reason, unavailable: ProtectedData.isUnavailable(error.code))
         }
         let parts = try OutboxFileFormat.decode(bytes, magic: OutboxFileFormat.requestMagic)
         return (try decode(StoredRequest.self, from: parts.record, what: "request"), parts.bytes)
@@ -236,17 +246,18 @@ final class OutboxFolder: Sendable {
             guard let opened = try OwnerOnlyFiles.openForReading(atPath: statePath) else { return nil }
             file = opened
         } catch {
-            throw OutboxDamage("its state file: \(error.reason)")
+            throw OutboxDamage("its state file: \(error.reason)", unavailable: ProtectedData.isUnavailable(error.code))
         }
         defer { close(file.descriptor) }
         let limit = Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize) + OutboxFolder.maximumKeptResponseSize
         guard file.size <= limit else { throw OutboxDamage("its state file holds \(file.size) bytes, more than a state may (\(limit))") }
         do {
+            // `limit` is a few tens of MiB: it fits any `Int`.
             let bytes = try OwnerOnlyFiles.readAll(file, limit: Int(limit), path: statePath)
             let parts = try OutboxFileFormat.decode(bytes, magic: OutboxFileFormat.stateMagic)
             return (try decode(StoredState.self, from: parts.record, what: "state"), parts.bytes)
         } catch let failure as FileFailure {
-            throw OutboxDamage("its state file: \(failure.reason)")
+            throw OutboxDamage("its state file: \(failure.reason)", unavailable: ProtectedData.isUnavailable(failure.code))
         } catch let damage as OutboxDamage {
             throw OutboxDamage("its state file: \(damage.reason)")
         } catch {
@@ -265,7 +276,7 @@ final class OutboxFolder: Sendable {
         } catch let damage as OutboxDamage {
             throw damage
         } catch let failure as FileFailure {
-            throw OutboxDamage(failure.reason)
+            throw OutboxDamage(failure.reason, unavailable: ProtectedData.isUnavailable(failure.code))
         } catch {
             throw OutboxDamage("\(error)")
         }
@@ -280,7 +291,11 @@ final class OutboxFolder: Sendable {
                 buffer.baseAddress.map { pread(file.descriptor, $0 + offset, wanted - offset, off_t(offset)) } ?? 0
             }
             if read < 0, errno == EINTR { continue }
-            guard read > 0 else { throw OutboxDamage(read < 0 ? String(cString: strerror(errno)) : "it was cut short while being read") }
+            guard read > 0 else {
+                let code = read < 0 ? errno : 0
+                throw OutboxDamage(read < 0 ? String(cString: strerror(code)) : "it was cut short while being read",
+                                   unavailable: ProtectedData.isUnavailable(code))
+            }
             offset += read
         }
         return bytes

@@ -50,6 +50,6 @@ import Foundation
         }
         #endif
         return URLSessionTransport(timeout: configuration.defaultTimeout, waitsForConnectivity: configuration.waitsForConnectivity,
-                                   tls: configuration.tls, proxy: configuration.proxy)
+                                   tls: configuration.tls, proxy: configuration.proxy, httpVersion: configuration.httpVersion)
     }
 }

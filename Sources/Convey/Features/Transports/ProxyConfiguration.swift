@@ -8,9 +8,11 @@ import Foundation
 /// configuration.proxy = ProxyConfiguration(url: "socks5://10.0.0.1:1080") ?? .direct
 /// ```
 ///
-/// Set it on a server (`ServerConfiguration.proxy`). `URLSessionTransport` follows only
-/// `.environment` (FoundationNetworking's libcurl reads the variables itself); given anything else
-/// it fails every request rather than bypass or use a proxy against what was asked.
+/// Set it on a server (`ServerConfiguration.proxy`). `CurlTransport` takes all of them, and so
+/// does `URLSessionTransport` on Apple platforms (SOCKS5 and `tunnelsPlainHTTP` from iOS 17 and
+/// macOS 14). `URLSessionTransport` on Linux follows only `.environment` (FoundationNetworking's
+/// libcurl reads the variables itself). A transport given what it cannot do fails every request
+/// rather than bypass or use a proxy against what was asked.
 ///
 /// The password never appears in any text Convey produces: `description` and the mirror leave it
 /// out, and the user name too.
@@ -47,8 +49,10 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible, C
     ///   - port: the proxy's port.
     ///   - username: the user name for the proxy's HTTP Basic authentication; `nil` for none.
     ///   - password: its password; never printed.
-    ///   - excludedHosts: hosts reached directly, as curl's `--noproxy` reads them: exact names or
-    ///     addresses, a leading dot or a plain domain also matching its subdomains, `*` for every host.
+    ///   - excludedHosts: hosts reached directly, as curl's `--noproxy` reads them, on every port:
+    ///     a name also matching its subdomains (`example.com`, `.example.com`), an IP address or
+    ///     network (`10.0.0.0/8`, `::1`), `*` for every host. An entry with a port or a wildcard
+    ///     inside a name fails every request, before anything is sent, naming it.
     ///   - tunnelsPlainHTTP: whether plain `http` requests also go through a `CONNECT` tunnel
     ///     instead of being forwarded (many proxies allow `CONNECT` only to port 443).
     public static func http(host: String, port: Int, username: String? = nil, password: String? = nil,
@@ -76,6 +80,13 @@ public struct ProxyConfiguration: Sendable, Hashable, CustomStringConvertible, C
     /// An explicit proxy.
     static func through(_ proxy: Proxy) -> ProxyConfiguration {
         ProxyConfiguration(.through(proxy))
+    }
+
+    /// Why no request can go out with this setting, whatever the transport, or `nil`: an
+    /// excluded host that is refused (see `ExcludedProxyHosts`).
+    var unusableReason: String? {
+        guard case .through(let proxy) = route, case .failure(let refusal) = proxy.excluded else { return nil }
+        return refusal.description
     }
 
     /// `environment`, `direct`, or the proxy's address without its credentials.
@@ -158,6 +169,11 @@ struct Proxy: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         let scheme = kind == .http ? "http" : "socks5h"
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         return "\(scheme)://\(bracketed):\(port)"
+    }
+
+    /// The excluded hosts, read as curl reads them (see `ExcludedProxyHosts`), or why one is refused.
+    var excluded: Result<ExcludedProxyHosts, ExcludedProxyHosts.Refusal> {
+        Result { () throws(ExcludedProxyHosts.Refusal) in try ExcludedProxyHosts(excludedHosts) }
     }
 
     /// The address, and "with credentials" when there are any; never the password or user name.

@@ -5,12 +5,14 @@ import Foundation
 /// See Docs/tls-and-proxies.md.
 ///
 /// Set it on a server (`ServerConfiguration.tls`) or on a transport (`CurlTransport.Configuration.tls`).
-/// `CurlTransport` does all of it. `URLSessionTransport` does only the default: on Linux,
-/// FoundationNetworking offers no hook for trust, pins or client certificates, so a
-/// `URLSessionTransport` given anything else fails every request with `secureConnectionFailed`
-/// rather than connect with less protection than asked for.
+/// `CurlTransport` does all of it, and so does `URLSessionTransport` on Apple platforms, except
+/// a PEM client certificate. On Linux, FoundationNetworking offers no hook for trust, pins or
+/// client certificates, so a `URLSessionTransport` there does only the default. A transport given
+/// what it cannot do fails every request with `secureConnectionFailed`, naming it, rather than
+/// connect with less protection than asked for.
 public struct TLSConfiguration: Sendable, Hashable {
-    /// A PEM file of certificate authorities a server's certificate may chain to: trusted besides
+    /// A file of certificate authorities a server's certificate may chain to (PEM; on Apple
+    /// platforms, PEM or DER): trusted besides
     /// the system's store, or instead of it when `trustsSystemCertificateAuthorities` is `false`
     /// (for servers with a private CA that should, or should not, still reach public ones). The
     /// file is read once, when the transport is made. Default: `nil`.
@@ -19,11 +21,13 @@ public struct TLSConfiguration: Sendable, Hashable {
     /// `false` trusts only `certificateAuthoritiesFile`; without one, nothing is trusted and
     /// every request fails. Default: `true`.
     public var trustsSystemCertificateAuthorities: Bool
-    /// Public keys the server's certificate must have one of, checked on every new connection
-    /// after the chain is trusted; several allow a key to be rotated. Each is the SHA-256 digest
+    /// Public keys the server's certificate must have one of (on URLSession, any certificate of
+    /// its chain), checked on every new connection after the chain is trusted; several allow a
+    /// key to be rotated. Each is the SHA-256 digest
     /// of the server's SubjectPublicKeyInfo, as curl's `--pinnedpubkey` and HPKP write it:
     /// `sha256//` followed by the digest in base64. Get it from a certificate with
-    /// `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
+    /// `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`,
+    /// or `convey-harness tls pin cert.pem`.
     /// A text that is not such a pin makes every request fail, naming it. Default: empty, no pinning.
     public var pinnedPublicKeys: [String]
     /// Whether TLS 1.3 is required; otherwise TLS 1.2 or later is accepted. Default: `false`.
@@ -108,29 +112,6 @@ public struct TLSConfiguration: Sendable, Hashable {
         if disablesCertificateVerificationInsecurely { features.append("turning certificate verification off") }
         return features
     }
-}
-
-/// The SHA-256 digest of a server's SubjectPublicKeyInfo, read from the text `pinnedPublicKeys`
-/// holds: `sha256//` followed by the digest in base64.
-struct PublicKeyPin: Sendable, Hashable, CustomStringConvertible {
-    /// The 32 bytes of the digest.
-    let sha256: Data
-
-    /// A pin from its 32-byte digest; `nil` for any other length.
-    init?(sha256: Data) {
-        guard sha256.count == 32 else { return nil }
-        self.sha256 = sha256
-    }
-
-    /// A pin from its text, `sha256//<base64>`; `nil` when the text is not one.
-    init?(_ text: String) {
-        let prefix = "sha256//"
-        guard text.hasPrefix(prefix), let digest = Data(base64Encoded: String(text.dropFirst(prefix.count))) else { return nil }
-        self.init(sha256: digest)
-    }
-
-    /// `sha256//<base64>`.
-    var description: String { "sha256//" + sha256.base64EncodedString() }
 }
 
 /// A certificate and private key a transport presents to servers that ask for one: a PEM

@@ -81,7 +81,7 @@ final class ContentDecoder {
                 ended = false
             }
             stream.pointee.next_in = base.advanced(by: consumed).assumingMemoryBound(to: UInt8.self)
-            stream.pointee.avail_in = UInt32(min(input.count - consumed, Int(UInt32.max)))
+            stream.pointee.avail_in = Self.inputLength(input.count - consumed)
             let offered = Int(stream.pointee.avail_in)
             stream.pointee.next_out = output.baseAddress
             stream.pointee.avail_out = UInt32(output.count)
@@ -126,6 +126,12 @@ final class ContentDecoder {
         let status = inflateInit2_(stream, windowBits, Self.headerVersion, Int32(MemoryLayout<convey_z_stream>.size))
         guard status == Self.ok else { throw Self.failure("zlib could not start (status \(status))") }
         started = true
+    }
+
+    /// How many of `remaining` bytes zlib takes in one call: all of them, at most `UInt32.max`
+    /// (zlib counts in 32 bits). Clamped, since `Int(UInt32.max)` traps where `Int` has 32 bits.
+    static func inputLength<Count: BinaryInteger>(_ remaining: Count) -> UInt32 {
+        UInt32(clamping: remaining)
     }
 
     private static func hasZlibHeader(_ bytes: UnsafeRawBufferPointer) -> Bool {

@@ -42,7 +42,7 @@ final class CurlConnectionOptions: @unchecked Sendable {
     /// - Parameter systemCAFile: the system's CA bundle, as libcurl reports its default (`CURLINFO_CAINFO`).
     init(tls: TLSConfiguration, proxy: ProxyConfiguration, systemCAFile: String?) {
         var settings = Self.settings(tls: tls, proxy: proxy)
-        var failure = tls.unusableReason
+        var failure = tls.unusableReason ?? proxy.unusableReason
         var bundle: UnsafeMutableRawBufferPointer?
         if case .systemAnd(let file) = tls.trustRoots {
             do {
@@ -131,8 +131,10 @@ final class CurlConnectionOptions: @unchecked Sendable {
             settings.append(.text(CURLOPT_PROXY, proxy.address))
             if let username = proxy.username { settings.append(.secret(CURLOPT_PROXYUSERNAME, username)) }
             if let password = proxy.password { settings.append(.secret(CURLOPT_PROXYPASSWORD, password)) }
-            // An empty list overrides `no_proxy` from the environment.
-            settings.append(.text(CURLOPT_NOPROXY, proxy.excludedHosts.joined(separator: ",")))
+            // An empty list overrides `no_proxy` from the environment. The list is the one both
+            // transports read (`ExcludedProxyHosts`); one it refuses fails the transport instead.
+            let excluded = (try? proxy.excluded.get())?.curlList ?? ""
+            settings.append(.text(CURLOPT_NOPROXY, excluded))
             if proxy.tunnelsPlainHTTP { settings.append(.number(CURLOPT_HTTPPROXYTUNNEL, 1)) }
         }
         return settings

@@ -24,52 +24,92 @@ import Security
 /// pause a transfer and queues the body for the delegate without bound, so no memory limit
 /// could hold. `CurlTransport`, the Linux default, streams within its bound.
 ///
+/// On Apple platforms a reader slower than the network suspends the task (`suspend()`) until it
+/// catches up. URLSession's own request timeout may still count a suspended task as idle, so a
+/// reader that keeps a transfer paused for longer than the idle timeout can end it with
+/// `URLError.timedOut`.
+///
 /// Cookies live in a jar of the transport's own, in memory, on every platform
 /// (`TransportCookieJar`), never in the process's shared `HTTPCookieStorage`.
 @_spi(Transport) public final class URLSessionTransport: ConveyTransport {
     private let session: URLSession
+    /// A session that goes around the proxy, for hosts it excludes (`ExcludedProxyHosts`), and
+    /// its own delegate (task identifiers are unique only within a session), or `nil`.
+    private let direct: (session: URLSession, delegate: SessionDelegate)?
     private let delegate: SessionDelegate
     private let timeout: Duration
     private let waitsForConnectivity: Bool
+    /// The connection settings, for the sessions made per request (Linux, non-idempotent methods).
+    private let connection: ConnectionSettings
     /// This transport's cookies (URLSession's storage is process-wide and on disk).
     private let cookies = TransportCookieJar()
-    /// Why every request fails: TLS or proxy settings this transport cannot honour.
+    /// Why every request fails: TLS, proxy or HTTP-version settings this transport cannot honour here.
     private let unusableSettings: URLError?
 
     /// Creates a transport with its own session.
+    ///
+    /// What it does with `tls`, `proxy` and `httpVersion` depends on the platform (see
+    /// `URLSessionSettings` and Docs/transports.md): on Apple platforms trust roots, pins,
+    /// TLS 1.3, verification off, a PKCS#12 client certificate, `.direct`, HTTP proxies with
+    /// credentials and excluded hosts, and, from iOS 17 and macOS 14, SOCKS5; on Linux, where
+    /// FoundationNetworking offers no hook, only the defaults. Anything it cannot do fails every
+    /// request, before anything is sent, with a `URLError` (`secureConnectionFailed` for TLS,
+    /// `unsupportedURL` otherwise) naming it and why, rather than connect with less protection, or
+    /// another way, than asked for. On Linux, `CurlTransport` does all of them.
     ///
     /// - Parameters:
     ///   - timeout: the session's default idle timeout; each request carries its own as well.
     ///   - waitsForConnectivity: whether requests wait for a network instead of failing at once
     ///     (Apple platforms; URLSession on Linux always fails at once).
-    ///   - tls: the system's trust, and on Apple platforms a PKCS#12 `clientCertificate`,
-    ///     presented when a server asks for one: given anything else (trust roots, pins, a
-    ///     minimum version, a PEM certificate, no verification, or any client certificate on
-    ///     Linux), every request fails with `secureConnectionFailed` instead of connecting with
-    ///     less protection than asked for. On Linux, `CurlTransport` does all of them.
-    ///   - proxy: only `.environment` is supported: given anything else, every request fails
-    ///     with `unsupportedURL` instead of going another way than asked for.
+    ///   - tls: trust roots, pins, minimum version, client certificate, verification.
+    ///   - proxy: `.environment` (the system's settings, or on Linux the proxy variables), `.direct`, or a proxy.
+    ///   - httpVersion: `.automatic`, or `.http3` (`assumesHTTP3Capable` on Apple platforms); the
+    ///     others are refused: URLSession has no switch for them.
     public init(timeout: Duration = .seconds(60), waitsForConnectivity: Bool = false,
-                tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment) {
+                tls: TLSConfiguration = TLSConfiguration(), proxy: ProxyConfiguration = .environment,
+                httpVersion: HTTPVersionPreference = .automatic) {
         self.timeout = timeout
         self.waitsForConnectivity = waitsForConnectivity
-        var unusable = Self.unusableSettings(tls: tls, proxy: proxy)
-        var clientCredential: URLCredential?
+        var unusable = URLSessionSettings.refusal(tls: tls, proxy: proxy, httpVersion: httpVersion, on: .current)?.error
+        var answers = ChallengeAnswers()
         #if canImport(Darwin)
-        if unusable == nil, let certificate = tls.clientCertificate {
-            switch Self.clientCredential(certificate) {
-            case .success(let credential): clientCredential = credential
+        if unusable == nil {
+            switch Self.challengeAnswers(tls: tls, proxy: proxy) {
+            case .success(let prepared): answers = prepared
             case .failure(let failure): unusable = failure
             }
         }
         #endif
         unusableSettings = unusable
-        delegate = SessionDelegate(cookies: cookies, clientCredential: clientCredential)
-        session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
+        var excluded: ExcludedProxyHosts?
+        if case .through(let through) = proxy.route, let hosts = try? through.excluded.get(), !hosts.entries.isEmpty { excluded = hosts }
+        connection = ConnectionSettings(requiresTLS13: tls.requiresTLS13, proxy: proxy, assumesHTTP3: httpVersion == .http3, excludedHosts: excluded)
+        delegate = SessionDelegate(cookies: cookies, answers: answers)
+        session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity, connection: connection),
                              delegate: delegate, delegateQueue: nil)
+        if excluded != nil {
+            var directConnection = connection
+            directConnection.proxy = .direct
+            directConnection.excludedHosts = nil
+            let directDelegate = SessionDelegate(cookies: cookies, answers: answers)
+            direct = (URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity,
+                                                                   connection: directConnection),
+                                 delegate: directDelegate, delegateQueue: nil), directDelegate)
+        } else {
+            direct = nil
+        }
     }
 
-    private static func configuration(timeout: Duration, waitsForConnectivity: Bool) -> URLSessionConfiguration {
+    /// The settings every session of this transport is made with.
+    struct ConnectionSettings: Sendable {
+        var requiresTLS13: Bool
+        var proxy: ProxyConfiguration
+        var assumesHTTP3: Bool
+        /// Hosts that go through the `direct` session instead.
+        var excludedHosts: ExcludedProxyHosts?
+    }
+
+    private static func configuration(timeout: Duration, waitsForConnectivity: Bool, connection: ConnectionSettings) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.default
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
@@ -80,77 +120,38 @@ import Security
         configuration.httpCookieAcceptPolicy = .never
         #if canImport(Darwin)
         configuration.waitsForConnectivity = waitsForConnectivity
+        configuration.tlsMinimumSupportedProtocolVersion = connection.requiresTLS13 ? .TLSv13 : .TLSv12
+        configuration.route(through: connection.proxy)
         #endif
         return configuration
     }
 
-    /// The session and delegate for a request: the shared ones, or on Linux a session of its own
-    /// for a method that must not be re-sent (see the type's documentation). `true` when the
-    /// session is the request's own, to be invalidated after it.
+    /// The session and delegate for a request: the shared ones; on Apple platforms the one that
+    /// goes around the proxy for a host it excludes; on Linux a session of its own for a method
+    /// that must not be re-sent (see the type's documentation). `true` when the session is the
+    /// request's own, to be invalidated after it.
     private func channel(for request: URLRequest) -> (URLSession, SessionDelegate, ownSession: Bool) {
         #if canImport(FoundationNetworking)
         if !HTTPMethod(rawValue: request.httpMethod ?? "GET").isIdempotent {
-            let delegate = SessionDelegate(cookies: cookies, clientCredential: nil)
-            let session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity),
+            let delegate = SessionDelegate(cookies: cookies, answers: ChallengeAnswers())
+            let session = URLSession(configuration: Self.configuration(timeout: timeout, waitsForConnectivity: waitsForConnectivity, connection: connection),
                                      delegate: delegate, delegateQueue: nil)
             return (session, delegate, true)
         }
         #endif
+        if let direct, let host = request.url?.host(), connection.excludedHosts?.excludes(host: host) == true {
+            return (direct.session, direct.delegate, false)
+        }
         return (session, delegate, false)
     }
 
     deinit {
         session.finishTasksAndInvalidate()
-    }
-
-    /// The failure of every request when `tls` or `proxy` asks for what URLSession offers no hook
-    /// for here, else `nil`. FoundationNetworking on Linux has none (it sends no TLS challenge to
-    /// the delegate); on Apple platforms Convey answers the client-certificate challenge with a
-    /// PKCS#12 identity, and does not answer server-trust challenges yet.
-    static func unusableSettings(tls: TLSConfiguration, proxy: ProxyConfiguration) -> URLError? {
-        var unsupported = tls
-        #if canImport(Darwin)
-        if tls.clientCertificate?.format == .pkcs12 { unsupported.clientCertificate = nil }
-        #endif
-        var missing = unsupported.featuresBeyondDefault
-        if proxy != .environment { missing.append("an explicit proxy setting (\(proxy))") }
-        guard !missing.isEmpty else { return nil }
-        #if canImport(FoundationNetworking)
-        let advice = " (CurlTransport, the Linux default, does all of this)"
-        #else
-        let advice = tls.clientCertificate?.format == .pem ? " (on Apple platforms give the client certificate as PKCS#12)" : ""
-        #endif
-        // Neither code is transient: no retry can make a setting work.
-        return URLError(unsupported.isDefault ? .unsupportedURL : .secureConnectionFailed, userInfo: [
-            NSLocalizedDescriptionKey: "URLSessionTransport cannot honour \(missing.joined(separator: ", ")); nothing was sent\(advice)",
-        ])
+        direct?.session.finishTasksAndInvalidate()
     }
 
     /// `true`: a run's stop cancels the task through `TransportRequest.cancellation`.
     public var registersExchangeCancellation: Bool { true }
-
-    #if canImport(Darwin)
-    /// The credential that answers a server's client-certificate challenge: the identity in
-    /// `certificate`'s PKCS#12 file, read once, when the transport is made. A file that cannot be
-    /// read or opened with its passphrase fails every request with `secureConnectionFailed`.
-    static func clientCredential(_ certificate: ClientCertificate) -> Result<URLCredential, URLError> {
-        func failure(_ reason: String) -> URLError {
-            URLError(.secureConnectionFailed, userInfo: [
-                NSLocalizedDescriptionKey: "Loading the client certificate \(certificate.certificateFile.path) failed: \(reason); nothing was sent",
-            ])
-        }
-        guard let bundle = try? Data(contentsOf: certificate.certificateFile) else { return .failure(failure("the file cannot be read")) }
-        var items: CFArray?
-        let options = [kSecImportExportPassphrase as String: certificate.passphrase ?? ""] as CFDictionary
-        let status = SecPKCS12Import(bundle as CFData, options, &items)
-        guard status == errSecSuccess else { return .failure(failure("the bundle or its passphrase was refused (OSStatus \(status))")) }
-        guard let found = (items as? [[String: Any]])?.first?[kSecImportItemIdentity as String],
-              CFGetTypeID(found as CFTypeRef) == SecIdentityGetTypeID()
-        else { return .failure(failure("the bundle holds no identity")) }
-        let identity = unsafeDowncast(found as AnyObject, to: SecIdentity.self)
-        return .success(URLCredential(identity: identity, certificates: nil, persistence: .forSession))
-    }
-    #endif
 
     public func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
         var urlRequest = request.request.urlRequest
@@ -170,6 +171,7 @@ import Security
         #if canImport(Darwin)
         urlRequest.allowsExpensiveNetworkAccess = request.allowsExpensiveNetworkAccess
         urlRequest.allowsConstrainedNetworkAccess = request.allowsConstrainedNetworkAccess
+        urlRequest.assumesHTTP3Capable = connection.assumesHTTP3
         #endif
         let (session, delegate, ownSession) = channel(for: urlRequest)
         defer { if ownSession { session.finishTasksAndInvalidate() } }
@@ -283,6 +285,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var sinkFailure: (any Error)?
         /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
         var challengeResponse: HTTPURLResponse?
+        /// Why Convey refused the server's certificate chain (Apple platforms), which URLSession reports as a cancellation.
+        var trustFailure: URLError?
         /// Whether URLSession delivered the task's metrics (Apple platforms).
         var metricsCollected = false
         /// How the task completed, held while its metrics have not arrived yet (Apple platforms).
@@ -301,12 +305,12 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     private var transfers: [Int: Transfer] = [:]
     /// The transport's own cookie jar.
     private let cookies: TransportCookieJar
-    /// What answers a server's client-certificate challenge (Apple platforms), or `nil` for none.
-    private let clientCredential: URLCredential?
+    /// What answers TLS and proxy challenges (Apple platforms).
+    private let answers: ChallengeAnswers
 
-    init(cookies: TransportCookieJar, clientCredential: URLCredential?) {
+    init(cookies: TransportCookieJar, answers: ChallengeAnswers) {
         self.cookies = cookies
-        self.clientCredential = clientCredential
+        self.answers = answers
     }
     private static var maximumPendingBytes: Int { 16 << 20 }
 
@@ -355,10 +359,25 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         if let snapshot { snapshot.handler(snapshot.progress) }
     }
 
-    /// Ends the transfer because its sink threw.
+    /// Ends the transfer because its sink threw: the exchange fails with that error at once, and
+    /// the task is cancelled.
+    ///
+    /// The exchange does not wait for URLSession to confirm the cancel: FoundationNetworking's
+    /// `cancel()` waits for its work queue, which stays busy for as long as bytes keep arriving (a
+    /// decompression bomb is inflated to its end first). So the cancel is sent from a thread of
+    /// the global queue, and whatever this delegate queue is still handed for the task is dropped
+    /// on arrival, its transfer gone: memory stays bounded, though the inflating goes on in the
+    /// background until FoundationNetworking stops.
     private func fail(_ task: URLSessionTask, with error: any Error) {
-        update(task) { $0.sinkFailure = error }
-        task.cancel()
+        let first = update(task) { transfer -> Bool in
+            guard transfer.sinkFailure == nil else { return false }
+            transfer.sinkFailure = error
+            return true
+        }
+        guard first == true else { return }
+        finish(task, error: nil)
+        let handle = SendableTask(task)
+        DispatchQueue.global().async { handle.task.cancel() }
     }
 
     /// Never follows: the redirect is the response, and the pipeline follows it (`RedirectStage`).
@@ -391,7 +410,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        // A transfer that ended (over the body limit, say) is gone: what still arrives is dropped.
+        var ended = true
         let sink = update(dataTask) { transfer -> (any ResponseBodySink)? in
+            ended = false
             transfer.lastActivity = .now
             transfer.metrics.bytesReceived = (transfer.metrics.bytesReceived ?? 0) + Int64(data.count)
             guard !transfer.behind else {
@@ -401,14 +423,22 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
             }
             return transfer.sink
         } ?? nil
+        guard !ended else { return }
         report(dataTask) { $0.bytesReceived += Int64(data.count) }
         if let sink {
             offer(data, to: sink, of: dataTask)
         } else if (update(dataTask) { $0.pendingCount } ?? 0) > Self.maximumPendingBytes {
-            fail(dataTask, with: URLError(.dataLengthExceedsMaximum, userInfo: [
-                NSLocalizedDescriptionKey: "the reader fell more than \(Self.maximumPendingBytes) bytes behind, and URLSession on Linux cannot pause a transfer",
-            ]))
+            fail(dataTask, with: URLError(.dataLengthExceedsMaximum, userInfo: [NSLocalizedDescriptionKey: Self.fellBehindReason]))
         }
+    }
+
+    /// Why a transfer ended when its reader fell too far behind.
+    private static var fellBehindReason: String {
+        #if canImport(Darwin)
+        "the reader fell more than \(maximumPendingBytes) bytes behind: URLSession kept delivering bytes after the task was suspended"
+        #else
+        "the reader fell more than \(maximumPendingBytes) bytes behind, and URLSession on Linux cannot pause a transfer"
+        #endif
     }
 
     /// Offers `data` to the sink; when it is full, keeps it pending and waits for the sink.
@@ -508,19 +538,35 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         #if canImport(Darwin)
         switch challenge.protectionSpace.authenticationMethod {
         case NSURLAuthenticationMethodServerTrust:
-            completionHandler(.performDefaultHandling, nil)
+            guard let evaluator = answers.serverTrust, let trust = challenge.protectionSpace.serverTrust else {
+                completionHandler(.performDefaultHandling, nil)
+                return
+            }
+            switch evaluator.decide(trust, host: challenge.protectionSpace.host) {
+            case .accept:
+                completionHandler(.useCredential, URLCredential(trust: trust))
+            case .reject(let code, let reason):
+                // Cancelling the challenge ends the task as cancelled: `finish` reports this instead.
+                update(task) { $0.trustFailure = URLError(code, userInfo: [NSLocalizedDescriptionKey: reason]) }
+                completionHandler(.cancelAuthenticationChallenge, nil)
+            }
             return
         case NSURLAuthenticationMethodClientCertificate:
             // The configured certificate, else none: a server that requires one then ends the
             // handshake, a TLS failure (`clientCertificateRequired`), never a cancellation.
-            if let clientCredential {
-                completionHandler(.useCredential, clientCredential)
+            if let credential = answers.clientCertificate {
+                completionHandler(.useCredential, credential)
             } else {
                 completionHandler(.performDefaultHandling, nil)
             }
             return
         default:
-            break
+            // A proxy's 407: its credentials once; a second challenge means they were refused,
+            // and the 407 comes back as the response, as on CurlTransport.
+            if challenge.protectionSpace.isProxy(), let credential = answers.proxy, challenge.previousFailureCount == 0 {
+                completionHandler(.useCredential, credential)
+                return
+            }
         }
         #endif
         // Convey sends credentials as headers and never answers challenges. Default handling of a
@@ -602,6 +648,10 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         }
         if let failure = transfer.sinkFailure {
             transfer.continuation.resume(throwing: failure)
+        } else if let failure = transfer.trustFailure {
+            var userInfo = failure.userInfo
+            userInfo[NSURLErrorFailingURLErrorKey] = task.originalRequest?.url
+            transfer.continuation.resume(throwing: URLError(failure.code, userInfo: userInfo))
         } else if transfer.timedOut {
             transfer.continuation.resume(throwing: URLError(.timedOut))
         } else if let challenged = transfer.challengeResponse {

@@ -1,0 +1,18 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What answers a transport's TLS and proxy challenges, prepared once, when it is made (Apple
+/// platforms; on Linux, FoundationNetworking sends no such challenge and this is empty).
+struct ChallengeAnswers: @unchecked Sendable {
+    // URLCredential is immutable once made; it is not marked Sendable.
+    #if canImport(Darwin)
+    /// The server-trust evaluation, when `tls` asks for more than the system's default handling.
+    var serverTrust: SecurityTrustEvaluator?
+    /// The identity presented when a server asks for a client certificate, or `nil` for none.
+    var clientCertificate: URLCredential?
+    /// The user and password for an HTTP proxy's 407 challenge, or `nil` for none.
+    var proxy: URLCredential?
+    #endif
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Keeps the app running while runs are in flight after it is backgrounded: a background-task
+/// assertion (`UIApplication.beginBackgroundTask`, on iOS, tvOS and visionOS) begun when the first
+/// run starts and ended after the last one ends, as Alamofire's `BackgroundAssertion` does. The
+/// counting is here, platform-neutral; the UIKit calls are in `UIKitBackgroundTasks`.
+///
+/// A server opts in with `ServerConfiguration.finishesRunsInBackground`; its runs call
+/// `runStarted()` when they start and `runEnded()` once when they end, however they end.
+final class BackgroundRunAssertion: @unchecked Sendable {
+    /// The process's assertion, over the system's background tasks (none outside UIKit).
+    static let shared = BackgroundRunAssertion(tasks: SystemBackgroundTasks())
+
+    private let lock = NSLock()
+    private let tasks: any BackgroundTasks
+    private var runs = 0
+    private var held: BackgroundTaskToken?
+
+    init(tasks: any BackgroundTasks) {
+        self.tasks = tasks
+    }
+
+    /// A run started: the first one in flight begins the assertion.
+    func runStarted() {
+        let begins: Bool = lock.withLock {
+            runs += 1
+            return runs == 1 && held == nil
+        }
+        guard begins else { return }
+        let token = tasks.begin(name: "Convey runs in flight") { [weak self] in self?.expired() }
+        let endsAtOnce: BackgroundTaskToken? = lock.withLock {
+            // The last run may have ended while the assertion was being begun, or another begun meanwhile.
+            guard runs > 0, held == nil else { return token }
+            held = token
+            return nil
+        }
+        if let endsAtOnce { tasks.end(endsAtOnce) }
+    }
+
+    /// A run ended: the last one in flight ends the assertion.
+    func runEnded() {
+        let ending: BackgroundTaskToken? = lock.withLock {
+            runs = max(0, runs - 1)
+            guard runs == 0 else { return nil }
+            defer { held = nil }
+            return held
+        }
+        if let ending { tasks.end(ending) }
+    }
+
+    /// Runs in flight now.
+    var runsInFlight: Int { lock.withLock { runs } }
+
+    /// Whether the assertion is held now.
+    var isHeld: Bool { lock.withLock { held != nil } }
+
+    /// The system took the time back: the assertion must end now, runs in flight or not. The next
+    /// run to start after they all ended begins a new one.
+    private func expired() {
+        let ending: BackgroundTaskToken? = lock.withLock {
+            defer { held = nil }
+            return held
+        }
+        if let ending { tasks.end(ending) }
+    }
+}
+
+/// One background task the system granted.
+struct BackgroundTaskToken: Sendable, Hashable {
+    let identifier: Int
+}
+
+/// Where background-task assertions come from: the system's, or in tests a recorder.
+protocol BackgroundTasks: Sendable {
+    /// Begins an assertion; `expired` is called if the system takes the time back first.
+    func begin(name: String, expired: @escaping @Sendable () -> Void) -> BackgroundTaskToken?
+    /// Ends an assertion `begin` returned.
+    func end(_ token: BackgroundTaskToken)
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+@_spi(Transport) @_spi(Tools) @testable import Convey
+
+/// The process's releasable file locks, released and retaken together, in the order asked for.
+@Suite("File lock registry")
+struct FileLockRegistryTests {
+    /// A lock that logs what it is told.
+    final class LoggingLock: ReleasableFileLock, @unchecked Sendable {
+        let name: String
+        let log: EventLog
+        init(_ name: String, log: EventLog) {
+            self.name = name
+            self.log = log
+        }
+        func releaseForSuspension() async { log.add("release \(name)") }
+        func retakeAfterSuspension() async { log.add("retake \(name)") }
+    }
+
+    @Test func everyLockIsReleasedThenRetakenInTheOrderAsked() async {
+        let registry = FileLockRegistry()
+        let log = EventLog()
+        let outbox = LoggingLock("outbox", log: log)
+        let claim = LoggingLock("claim", log: log)
+        registry.register(outbox)
+        registry.register(claim)
+        #expect(!registry.isReleased)
+        await registry.releaseAll()
+        #expect(registry.isReleased)
+        await registry.retakeAll()
+        #expect(!registry.isReleased)
+        let events = log.events
+        #expect(Set(events.prefix(2)) == ["release outbox", "release claim"])
+        #expect(Set(events.suffix(2)) == ["retake outbox", "retake claim"])
+        #expect(events.count == 4)
+    }
+
+    @Test func aLockRegisteredWhileReleasedIsReleasedAtOnceAndAGoneOneIsForgotten() async throws {
+        let registry = FileLockRegistry()
+        let log = EventLog()
+        await registry.releaseAll()
+        let late = LoggingLock("late", log: log)
+        registry.register(late)
+        try await waitUntil("the late lock is released") { log.events == ["release late"] }
+        do {
+            let gone = LoggingLock("gone", log: log)
+            registry.register(gone)
+        }
+        try await waitUntil("the gone lock was released") { log.events.count == 2 }
+        await registry.retakeAll()
+        // Only the lock still alive is retaken: the registry holds its locks weakly.
+        #expect(log.events.filter { $0.hasPrefix("retake") } == ["retake late"])
+    }
+
+    @Test func requestsMadeBackToBackRunInOrder() async {
+        let registry = FileLockRegistry()
+        let log = EventLog()
+        let lock = LoggingLock("l", log: log)
+        registry.register(lock)
+        async let first: Void = registry.releaseAll()
+        await first
+        async let second: Void = registry.retakeAll()
+        async let third: Void = registry.releaseAll()
+        _ = await (second, third)
+        #expect(log.events.first == "release l")
+        #expect(log.events.count == 3)
+        #expect(registry.isReleased == log.events.last?.hasPrefix("release"))
+    }
+}
