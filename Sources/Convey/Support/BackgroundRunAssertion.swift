@@ -7,14 +7,18 @@ import Foundation
 ///
 /// A server opts in with `ServerConfiguration.finishesRunsInBackground`; its runs call
 /// `runStarted()` when they start and `runEnded()` once when they end, however they end.
-final class BackgroundRunAssertion: @unchecked Sendable {
+final class BackgroundRunAssertion: Sendable {
     /// The process's assertion, over the system's background tasks (none outside UIKit).
     static let shared = BackgroundRunAssertion(tasks: SystemBackgroundTasks())
 
-    private let lock = NSLock()
+    /// Runs in flight and the assertion held for them.
+    private struct Holding {
+        var runs = 0
+        var held: BackgroundTaskToken?
+    }
+
     private let tasks: any BackgroundTasks
-    private var runs = 0
-    private var held: BackgroundTaskToken?
+    private let holding = InlineLocked(Holding())
 
     init(tasks: any BackgroundTasks) {
         self.tasks = tasks
@@ -22,16 +26,16 @@ final class BackgroundRunAssertion: @unchecked Sendable {
 
     /// A run started: the first one in flight begins the assertion.
     func runStarted() {
-        let begins: Bool = lock.withLock {
-            runs += 1
-            return runs == 1 && held == nil
+        let begins: Bool = holding.withLock { holding in
+            holding.runs += 1
+            return holding.runs == 1 && holding.held == nil
         }
         guard begins else { return }
         let token = tasks.begin(name: "Convey runs in flight") { [weak self] in self?.expired() }
-        let endsAtOnce: BackgroundTaskToken? = lock.withLock {
+        let endsAtOnce: BackgroundTaskToken? = holding.withLock { holding in
             // The last run may have ended while the assertion was being begun, or another begun meanwhile.
-            guard runs > 0, held == nil else { return token }
-            held = token
+            guard holding.runs > 0, holding.held == nil else { return token }
+            holding.held = token
             return nil
         }
         if let endsAtOnce { tasks.end(endsAtOnce) }
@@ -39,27 +43,27 @@ final class BackgroundRunAssertion: @unchecked Sendable {
 
     /// A run ended: the last one in flight ends the assertion.
     func runEnded() {
-        let ending: BackgroundTaskToken? = lock.withLock {
-            runs = max(0, runs - 1)
-            guard runs == 0 else { return nil }
-            defer { held = nil }
-            return held
+        let ending: BackgroundTaskToken? = holding.withLock { holding in
+            holding.runs = max(0, holding.runs - 1)
+            guard holding.runs == 0 else { return nil }
+            defer { holding.held = nil }
+            return holding.held
         }
         if let ending { tasks.end(ending) }
     }
 
     /// Runs in flight now.
-    var runsInFlight: Int { lock.withLock { runs } }
+    var runsInFlight: Int { holding.withLock { $0.runs } }
 
     /// Whether the assertion is held now.
-    var isHeld: Bool { lock.withLock { held != nil } }
+    var isHeld: Bool { holding.withLock { $0.held != nil } }
 
     /// The system took the time back: the assertion must end now, runs in flight or not. The next
     /// run to start after they all ended begins a new one.
     private func expired() {
-        let ending: BackgroundTaskToken? = lock.withLock {
-            defer { held = nil }
-            return held
+        let ending: BackgroundTaskToken? = holding.withLock { holding in
+            defer { holding.held = nil }
+            return holding.held
         }
         if let ending { tasks.end(ending) }
     }

@@ -4,6 +4,6 @@ extension ConveyServer {
     /// observer, tracing a step around the run and one around each exchange, each only to the runs
     /// that need it. The core knows them only through this list.
     nonisolated static let builtInFeatures: [any RunFeature] = [
-        CacheFeature(), UploadProgressFeature(), EchoFeature(), TracingFeature(),
+        CacheFeature(), UploadProgressFeature(), EchoFeature(), TracingFeature(), BackgroundRunFeature(),
     ]
 }

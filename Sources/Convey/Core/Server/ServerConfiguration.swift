@@ -128,9 +128,8 @@ public struct ServerConfiguration: Sendable {
     /// tvOS and visionOS they hold a background-task assertion
     /// (`UIApplication.beginBackgroundTask`) from the first run's start to the last one's end, so
     /// that they can finish (the system grants about 30 seconds, then ends it). Ignored in app
-    /// extensions and on other platforms. Default: `false`. Not in effect yet: the task runner
-    /// does not report its runs to the assertion until its run-observer seam lands (see
-    /// Docs/transports.md).
+    /// extensions and on other platforms. Default: `false`. A stream's or a file download's run
+    /// ends when it hands back its response, so the assertion covers its head, not its body.
     public var finishesRunsInBackground = false
 
     /// The in-memory body limit unless one is set: 100 MiB.

@@ -30,12 +30,21 @@ func waitForSessions(count: Int, timeout: Duration = .seconds(10), where matches
 struct ConveySessionTests {
     let log = EventLog()
 
-    /// A server whose requests take `delay` and then succeed.
-    func slowServer(_ delay: Duration = .milliseconds(600)) throws -> ConveyServer {
-        try stubServer(StubTransport { request in
-            try await Task.sleep(for: delay)
+    /// Whether the slow server's requests may answer: until a test opens it they wait (or end
+    /// when cancelled), so every run is still active when the test looks, however slow the machine.
+    let answersReleased = Locked(false)
+
+    /// A server whose requests wait until `answersReleased` is set and then succeed.
+    func slowServer() throws -> ConveyServer {
+        try stubServer(StubTransport { [answersReleased] request in
+            while !answersReleased.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(2)) }
             return TransportResponse(url: request.request.url, body: Data("done".utf8))
         })
+    }
+
+    /// A server whose requests succeed at once.
+    func quickServer() throws -> ConveyServer {
+        try stubServer(StubTransport { request in TransportResponse(url: request.request.url, body: Data("done".utf8)) })
     }
 
     @Test func cancellingATagStopsOnlyTheTasksWithThatTag() async throws {
@@ -47,6 +56,7 @@ struct ConveySessionTests {
         try await waitForSessions(count: 4) { $0.taskType == SlowTask.self }
         #expect(ConveySession.activeSessions.filter { $0.tag == "search" }.count == 2)
         #expect(ConveySession.cancel(sessionWithTag: "search") == 2)
+        answersReleased.withLock { $0 = true }
         #expect(await tagged.result.failure?.isCancellation == true)
         #expect(await alsoTagged.result.failure?.isCancellation == true)
         #expect(try await otherTag.value.stringResult == "done")
@@ -61,19 +71,20 @@ struct ConveySessionTests {
         try await waitForSessions(count: 1) { $0.tag == "by-type" }
         try await waitForSessions(count: 1) { $0.taskType == OtherSlowTask.self }
         #expect(ConveySession.cancel(tasksOfType: OtherSlowTask.self) >= 1)
+        answersReleased.withLock { $0 = true }
         #expect(await other.result.failure?.isCancellation == true)
         #expect(try await slow.value.stringResult == "done")
     }
 
     @Test func finishedRunsLeaveNoSessionBehind() async throws {
-        let server = try slowServer(.milliseconds(1))
+        let server = try quickServer()
         _ = try await SlowTask(server: server, sessionTag: "finished-\(UUID())", log: log).download()
         #expect(ConveySession.activeSessions.allSatisfy { $0.tag?.hasPrefix("finished-") != true })
         #expect(ConveySession.cancel(sessionWithTag: "no-such-tag") == 0)
     }
 
     @Test func cancellingOneRunLeavesTheCallersTaskUsable() async throws {
-        let server = try slowServer(.milliseconds(600))
+        let server = try slowServer()
         let tag = "one-\(UUID())"
         let caller = Task { () -> String in
             let first = try? await SlowTask(server: server, sessionTag: tag, log: log).download()
@@ -82,6 +93,7 @@ struct ConveySessionTests {
         }
         try await waitForSessions(count: 1) { $0.tag == tag }
         ConveySession.cancel(sessionWithTag: tag)
+        answersReleased.withLock { $0 = true }
         #expect(try await caller.value == "true done")
     }
 }
