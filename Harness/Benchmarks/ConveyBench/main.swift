@@ -385,7 +385,9 @@ func run() async throws {
                     let result = try await client.runBatch(requests, concurrency)
                     results.record(result, client: client.name, concurrency: concurrency)
                     print("  round \(round) · \(concurrency) in flight · \(client.name): \(format(result.requestsPerSecond)) req/s, "
-                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req, \(format(result.contextSwitchesPerRequest, 2)) context switches/req"
+                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req"
+                          + (result.loopCPUPerRequest.map { " (loop thread \(format($0, 1)))" } ?? "")
+                          + ", \(format(result.contextSwitchesPerRequest, 2)) context switches/req"
                           + (result.allocationsPerRequest.map { ", \(format($0, 1)) allocations/req" } ?? ""))
                 }
             }
@@ -393,6 +395,7 @@ func run() async throws {
         results.printMedians(of: workload, rounds: settings.rounds)
         if workload.clients.contains(where: { $0.name == CurlCeiling.clientName }) {
             results.printRatiosToCeiling(of: workload)
+            results.printThreadSplit(of: workload)
         }
         if settings.loops.count > 1, workload.kind == .small {
             results.printLoopRatios(of: workload, loops: settings.loops)

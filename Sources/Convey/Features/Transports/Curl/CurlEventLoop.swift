@@ -2,6 +2,7 @@
 internal import CConveyCurlShim
 internal import CCurl
 import Foundation
+import Synchronization
 
 /// An event loop: a thread that drives one libcurl multi handle for the transports that use it,
 /// and runs nothing else of the app's: `@ConveyActor` has an executor of its own, so no hook or
@@ -22,7 +23,10 @@ import Foundation
 /// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
 final class CurlEventLoop: @unchecked Sendable {
     /// The loop every transport with one loop shares; it lives as long as the process.
-    static let shared = CurlEventLoop(name: "Convey event loop")
+    static let shared = CurlEventLoop()
+
+    /// How many loops the process has made: the next one's number.
+    private static let loopsMade = Atomic<Int>(0)
 
     private enum Command {
         case start(CurlTransfer)
@@ -64,12 +68,17 @@ final class CurlEventLoop: @unchecked Sendable {
     /// Set by `stop`: what the loop keeps alive until its multi handle is cleaned up.
     private var stopOwner: AnyObject?
 
-    /// Starts a loop on a new thread named `name`.
-    init(name: String) {
+    /// The name of the loop's thread as the system shows it (`/proc/PID/task/*/comm`, `top -H`,
+    /// perf): `convey-loop-N`, numbered from 0 in the order the process makes loops.
+    let threadName: String
+
+    /// Starts a loop on a new thread of its own.
+    init() {
         multi = CurlGlobal.initialized ? curl_multi_init() : nil
+        threadName = "convey-loop-\(Self.loopsMade.add(1, ordering: .relaxed).oldValue)"
         // The thread holds the loop until it stops.
         let thread = Thread { [self] in run() }
-        thread.name = name
+        thread.name = threadName
         thread.start()
     }
 
@@ -143,6 +152,7 @@ final class CurlEventLoop: @unchecked Sendable {
 
     private func run() {
         convey_event_loop_mark_current_thread(Unmanaged.passUnretained(self).toOpaque())
+        convey_name_current_thread(threadName)
         var running: Int32 = 0
         // Swapped with the shared arrays, so that both sides keep their storage from one round to the next.
         var commands: [Command] = []

@@ -104,7 +104,7 @@ import FoundationNetworking
         self.configuration = configuration
         let count = min(max(configuration.eventLoops, 1), Self.maximumEventLoops)
         let loops = count == 1 ? [CurlEventLoop.shared]
-            : (1...count).map { CurlEventLoop(name: "Convey event loop \($0)/\(count)") }
+            : (1...count).map { _ in CurlEventLoop() }
         pool = CurlHandlePool(configuration: configuration, loops: loops, maximumIdleHandles: 32)
     }
 
