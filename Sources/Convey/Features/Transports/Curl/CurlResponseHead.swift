@@ -92,6 +92,44 @@ struct CurlResponseHead {
         return head
     }
 
+    /// Parses a whole block as curl delivered it (the status line, the field lines, the blank
+    /// line), collecting into `buffer`, which is left empty with its room for the next head.
+    static func parse(block: UnsafeRawBufferPointer, maximumSize: Int, buffer: inout [UInt8], url: URL) throws -> ResponseHead {
+        var parser = CurlResponseHead(maximumSize: maximumSize, buffer: buffer)
+        buffer = []
+        defer { buffer = parser.takeBuffer() }
+        var start = block.startIndex
+        while start < block.endIndex {
+            let end = block[start...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? block.endIndex
+            _ = try parser.consume(UnsafeRawBufferPointer(rebasing: block[start..<end]))
+            start = end
+        }
+        return try parser.head(url: url)
+    }
+
+    /// Whether `line` is a status line (`HTTP/1.1 200 OK`), which starts a block.
+    static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.starts(with: statusLinePrefix)
+    }
+
+    /// The status code of a status line, or 0 when it has none: enough for the event loop to
+    /// tell an interim block from the final one; `parse` checks the line in full.
+    static func statusCode(ofStatusLine line: UnsafeRawBufferPointer) -> Int {
+        guard let space = line.firstIndex(of: UInt8(ascii: " ")),
+              let first = line[space...].firstIndex(where: { $0 != UInt8(ascii: " ") }), first + 3 <= line.endIndex else { return 0 }
+        var code = 0
+        for digit in line[first..<(first + 3)] {
+            guard digit >= 0x30, digit <= 0x39 else { return 0 }
+            code = code * 10 + Int(digit - 0x30)
+        }
+        return code
+    }
+
+    /// Whether `line` is the blank line that ends a block.
+    static func isBlankLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.count == 2 ? line[0] == UInt8(ascii: "\r") && line[1] == UInt8(ascii: "\n") : line.count == 1 && line[0] == UInt8(ascii: "\n")
+    }
+
     /// Why a head was refused.
     enum Failure: Error, Equatable {
         case tooLarge(limit: Int)

@@ -159,26 +159,23 @@ import FoundationNetworking
             pool.recycle(easy)
             throw error
         }
-        defer {
-            transfer.releaseResources()
-            pool.recycle(easy)
-        }
+        defer { pool.recycle(easy) }
         // The run's stops (by tag or type, the total timeout) end the transfer as the task's cancellation does.
-        guard request.cancellation.register(transfer) else { throw CurlTransfer.cancelled(url) }
+        guard request.cancellation.register(transfer) else {
+            transfer.requestBody?.close()
+            throw CurlTransfer.cancelled(url)
+        }
         // No task executor preference for the loop: a task preferring it would run the actor's
         // queued jobs (app hooks) on the loop's thread whenever it held the actor.
         await withTaskCancellationHandler {
             _ = isolation
             // A checked continuation: its hand-off is one ThreadSanitizer follows (an unsafe one is
             // resumed from the loop thread in a way TSan reports as a race on the task's frame).
-            await withCheckedContinuation { continuation in
-                transfer.continuation = continuation
-                pool.start(transfer)
-            }
+            await transfer.run { pool.start(transfer) }
         } onCancel: {
             pool.cancel(transfer)
         }
-        return try transfer.outcome()
+        return try await transfer.outcome()
     }
 }
 #endif
