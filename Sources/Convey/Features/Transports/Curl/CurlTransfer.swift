@@ -85,7 +85,7 @@ final class CurlTransfer: Sendable {
         } else {
             requestBody = nil
         }
-        defersDelivery = false
+        defersDelivery = !sink.needsBackPressure && transportRequest.progress == nil && !transportRequest.expectsLargeBody
         decodesContent = easy.configure(for: request, address: address, bodySize: requestBody?.size,
                                         connectTimeout: connectTimeout, expectsLargeBody: transportRequest.expectsLargeBody)
     }
