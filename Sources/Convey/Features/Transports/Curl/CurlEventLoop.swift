@@ -261,11 +261,13 @@ final class CurlEventLoop: Sendable {
     /// Frees `transfer`'s place in its origin's queue and starts whoever may run now: here when
     /// the place freed is this loop's, through its own loop's inbox otherwise.
     private func admitNext(after transfer: CurlTransfer, multiplexed: Bool) {
-        for next in transfer.pool.finished(transfer, on: self, multiplexed: multiplexed) {
-            if next.loop === self {
-                begin(next.transfer)
+        let pool = transfer.pool
+        for next in pool.finished(transfer, on: self, multiplexed: multiplexed) {
+            let loop = pool.loops[next.loop]
+            if loop === self {
+                begin(next.item)
             } else {
-                next.loop.start(next.transfer)
+                loop.start(next.item)
             }
         }
     }

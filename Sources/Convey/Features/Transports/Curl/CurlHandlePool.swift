@@ -127,14 +127,14 @@ final class CurlHandlePool: Sendable {
     }
 
     /// Frees the place `transfer` held on `loop` (it ran, or failed to start, or was cancelled
-    /// before it did) and returns whoever may run now, each with its loop.
-    func finished(_ transfer: CurlTransfer, on loop: CurlEventLoop, multiplexed: Bool) -> [(transfer: CurlTransfer, loop: CurlEventLoop)] {
-        guard let index = loops.firstIndex(where: { $0 === loop }) else { return [] }
+    /// before it did) and returns whoever may run now, each with the index of its loop in `loops`.
+    func finished(_ transfer: CurlTransfer, on loop: CurlEventLoop, multiplexed: Bool) -> CurlHostQueues<CurlTransfer>.Admitted {
+        // A loop that is not the pool's frees no place (-1 is no loop's index).
+        let index = loops.firstIndex { $0 === loop } ?? -1
         return queues.withLock { queues in
-            queues.finished(origin: transfer.origin, loop: index, multiplexed: multiplexed).map { next in
-                next.item.loop = loops[next.loop]
-                return (next.item, loops[next.loop])
-            }
+            let admitted = queues.finished(origin: transfer.origin, loop: index, multiplexed: multiplexed)
+            for next in admitted { next.item.loop = loops[next.loop] }
+            return admitted
         }
     }
 
