@@ -132,15 +132,34 @@ final class CurlEasyHandle: @unchecked Sendable {  // guarded by: one owner at a
         errorBuffer[0] = 0
     }
 
-    /// Sets every option a request may change, and empties the buffers for its response (keeping
-    /// their room, unless an unusually large head took it). Returns whether Convey decodes the
+    /// How curl is told the method and body of the last request: each kept until a request differs.
+    private struct RequestSettings: Equatable {
+        /// `CURLOPT_HTTPGET`, `CURLOPT_NOBODY` (HEAD) or `CURLOPT_POST` with the body's size.
+        enum Shape: Equatable {
+            case get
+            case head
+            case post(size: Int64)
+        }
+
+        var shape = Shape.get
+        /// `CURLOPT_CUSTOMREQUEST`: the method when curl would send another, else `nil`.
+        var customMethod: String?
+        var connectTimeoutMilliseconds = 0
+        var address = ""
+        var headerList: UnsafeMutablePointer<curl_slist>?
+    }
+
+    /// What the handle's last request set; a new handle has curl's defaults.
+    private var settings = RequestSettings()
+
+    /// Sets the options of `request` that differ from the last request's on this handle (the
+    /// others stay as they were set), and empties the buffers for its response (keeping their
+    /// room, unless an unusually large head took it). Returns whether Convey decodes the
     /// response's gzip or deflate body (not when the request asked for `identity`).
     func configure(for request: OutgoingRequest, address: String, bodySize: Int64?, connectTimeout: Duration,
                    expectsLargeBody: Bool) -> Bool {
         if headBuffer.capacity > Self.keptBufferCapacity { headBuffer = [] } else { headBuffer.removeAll(keepingCapacity: true) }
         bodyBuffer.removeAll(keepingCapacity: true)
-        set(CURLOPT_URL, string: address)
-        set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
 
         let method = request.method.rawValue
         var extras = CurlHeaderList.Extras()
@@ -151,30 +170,51 @@ final class CurlEasyHandle: @unchecked Sendable {  // guarded by: one owner at a
             decodesContent = true
             extras.insert(.acceptEncoding)
         }
-        // Back to a plain GET first (this also clears NOBODY and UPLOAD), then the method.
-        set(CURLOPT_HTTPGET, 1)
+        var wanted = RequestSettings()
         let sendsBody = method != "HEAD" && (bodySize != nil || method == "POST" || method == "PUT" || method == "PATCH")
         if method == "HEAD" {
-            set(CURLOPT_NOBODY, 1)
+            wanted.shape = .head
         } else if sendsBody {
-            set(CURLOPT_POST, 1)
-            set(CURLOPT_POSTFIELDSIZE_LARGE, offset: bodySize ?? 0)
+            wanted.shape = .post(size: bodySize ?? 0)
             // curl labels every body form-encoded; URLSession only POST bodies.
             if method != "POST", !request.fields.contains(named: "Content-Type") { extras.insert(.blankContentType) }
             // No `Expect: 100-continue` round trip, as with URLSession.
             extras.insert(.blankExpect)
         }
         let methodCurlSends = method == "HEAD" ? "HEAD" : sendsBody ? "POST" : "GET"
-        if method == methodCurlSends {
-            set(CURLOPT_CUSTOMREQUEST, pointer: nil)
-        } else {
-            set(CURLOPT_CUSTOMREQUEST, string: method)
-        }
+        wanted.customMethod = method == methodCurlSends ? nil : method
+        wanted.connectTimeoutMilliseconds = connectTimeout.curlMilliseconds
+        wanted.address = address
         // The fields go out in the request's order, repeats as separate lines; the handle keeps
         // the list it sent last and sends it again when nothing changed.
-        set(CURLOPT_HTTPHEADER, list: headerList.list(for: request.fields, extras: extras))
+        wanted.headerList = headerList.list(for: request.fields, extras: extras)
+        apply(wanted)
         readsInLargePieces = expectsLargeBody
         return decodesContent
+    }
+
+    /// Sets each option of `wanted` that differs from the handle's.
+    private func apply(_ wanted: RequestSettings) {
+        if wanted.address != settings.address { set(CURLOPT_URL, string: wanted.address) }
+        if wanted.connectTimeoutMilliseconds != settings.connectTimeoutMilliseconds {
+            set(CURLOPT_CONNECTTIMEOUT_MS, wanted.connectTimeoutMilliseconds)
+        }
+        if wanted.shape != settings.shape {
+            // Back to a plain GET first (this also clears NOBODY and UPLOAD), then the method.
+            set(CURLOPT_HTTPGET, 1)
+            switch wanted.shape {
+            case .get: break
+            case .head: set(CURLOPT_NOBODY, 1)
+            case .post(let size):
+                set(CURLOPT_POST, 1)
+                set(CURLOPT_POSTFIELDSIZE_LARGE, offset: size)
+            }
+        }
+        if wanted.customMethod != settings.customMethod {
+            if let method = wanted.customMethod { set(CURLOPT_CUSTOMREQUEST, string: method) } else { set(CURLOPT_CUSTOMREQUEST, pointer: nil) }
+        }
+        if wanted.headerList != settings.headerList { set(CURLOPT_HTTPHEADER, list: wanted.headerList) }
+        settings = wanted
     }
 
     /// The most room a buffer keeps from one transfer to the next.
