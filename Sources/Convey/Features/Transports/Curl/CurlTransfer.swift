@@ -170,10 +170,11 @@ final class CurlTransfer: Sendable {
             head = delivered
         } else {
             do {
-                head = try easy.headBuffer.withUnsafeBytes { block in
+                let coding: ContentDecoder.Coding?
+                (head, coding) = try easy.headBuffer.withUnsafeBytes { block in
                     try CurlResponseHead.parse(block: block, maximumSize: maximumHeadSize, buffer: &easy.parseBuffer, url: url)
                 }
-                try await deliver(head)
+                try await deliver(head, decoder: decodesContent ? coding.map { ContentDecoder(coding: $0) } : nil)
             } catch {
                 throw failure(for: error)
             }
@@ -183,9 +184,7 @@ final class CurlTransfer: Sendable {
 
     /// Hands the sink the head and the body the loop kept, decoded when it has a coding Convey
     /// decodes, waiting whenever the sink is full.
-    private nonisolated(nonsending) func deliver(_ head: ResponseHead) async throws {
-        let decoder = decodesContent ? ContentDecoder.Coding(contentEncoding: head.value(forHTTPHeaderField: "Content-Encoding"))
-            .map { ContentDecoder(coding: $0) } : nil
+    private nonisolated(nonsending) func deliver(_ head: ResponseHead, decoder: ContentDecoder?) async throws {
         try sink.receive(head)
         var offset = 0
         while true {

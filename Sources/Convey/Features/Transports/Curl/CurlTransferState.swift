@@ -211,12 +211,10 @@ final class CurlTransferState {
 
     /// Parses the head collected so far and hands it to the sink.
     private func deliverHead(of transfer: CurlTransfer) throws {
-        let head = try transfer.easy.headBuffer.withUnsafeBytes { block in
+        let (head, coding) = try transfer.easy.headBuffer.withUnsafeBytes { block in
             try CurlResponseHead.parse(block: block, maximumSize: transfer.maximumHeadSize, buffer: &transfer.easy.parseBuffer, url: transfer.url)
         }
-        if transfer.decodesContent, let coding = ContentDecoder.Coding(contentEncoding: head.value(forHTTPHeaderField: "Content-Encoding")) {
-            decoder = ContentDecoder(coding: coding)
-        }
+        if transfer.decodesContent, let coding { decoder = ContentDecoder(coding: coding) }
         try transfer.sink.receive(head)
         deliveredHead = head
         if transfer.progressHandler != nil {
