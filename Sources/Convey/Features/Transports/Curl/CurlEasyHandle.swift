@@ -132,8 +132,8 @@ final class CurlEasyHandle: @unchecked Sendable {  // guarded by: one owner at a
         errorBuffer[0] = 0
     }
 
-    /// How curl is told the method and body of the last request: each kept until a request differs.
-    private struct RequestSettings: Equatable {
+    /// The options a request may change, as the handle last set them: each kept until a request differs.
+    struct RequestSettings: Equatable {
         /// `CURLOPT_HTTPGET`, `CURLOPT_NOBODY` (HEAD) or `CURLOPT_POST` with the body's size.
         enum Shape: Equatable {
             case get
@@ -150,7 +150,7 @@ final class CurlEasyHandle: @unchecked Sendable {  // guarded by: one owner at a
     }
 
     /// What the handle's last request set; a new handle has curl's defaults.
-    private var settings = RequestSettings()
+    private(set) var settings = RequestSettings()
 
     /// Sets the options of `request` that differ from the last request's on this handle (the
     /// others stay as they were set), and empties the buffers for its response (keeping their

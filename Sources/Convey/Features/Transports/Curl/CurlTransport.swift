@@ -92,6 +92,9 @@ import FoundationNetworking
     /// How many transfers each of this transport's loops was given since it was made.
     var transfersStartedPerLoop: [Int] { pool.transfersAdmittedPerLoop }
 
+    /// How many easy handles this transport has made: one, while it sends one request at a time.
+    var handlesMade: Int { pool.handlesMade }
+
     /// The loops this transport's transfers run on.
     var eventLoops: [CurlEventLoop] { pool.loops }
 
