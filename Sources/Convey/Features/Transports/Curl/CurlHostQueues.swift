@@ -20,7 +20,9 @@ struct CurlHostQueues<Item: AnyObject> {
     private struct Origin {
         /// Running transfers, per loop.
         var running: [Int]
-        var waiting: [Item] = []
+        /// Items in arrival order from `firstWaiting` on; the slots before it were admitted and
+        /// hold nothing, so that an admitted item is not kept alive here until the array is compacted.
+        var waiting: [Item?] = []
         var firstWaiting = 0
         var multiplexes = false
 
@@ -93,7 +95,9 @@ struct CurlHostQueues<Item: AnyObject> {
         origin.running[loop] = max(0, origin.running[loop] - 1)
         if multiplexed { origin.multiplexes = true }
         while origin.hasWaiting, let next = loopWithRoom(in: origin, preferring: loop) {
-            admitted.append((origin.waiting[origin.firstWaiting], next))
+            guard let item = origin.waiting[origin.firstWaiting] else { break }
+            admitted.append((item, next))
+            origin.waiting[origin.firstWaiting] = nil
             origin.firstWaiting += 1
             start(on: next, in: &origin)
         }
