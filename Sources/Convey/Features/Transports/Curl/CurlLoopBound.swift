@@ -50,12 +50,17 @@ final class CurlLoopBound<Value>: @unchecked Sendable {  // guarded by: the even
         convey_event_loop_current() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// Whether the calling thread may touch the value.
+    var isBoundThread: Bool {
+        switch binding {
+        case .ownLoop: isCurrentThread
+        case .anyLoop: CurlEventLoop.isOnAnEventLoop
+        }
+    }
+
     /// Stops a debug build when called off the bound thread.
     func assertOnLoop(file: StaticString = #fileID, line: UInt = #line) {
-        switch binding {
-        case .ownLoop: assert(isCurrentThread, "an event loop's state touched off its thread", file: file, line: line)
-        case .anyLoop: CurlEventLoop.assertOnAnEventLoop(file: file, line: line)
-        }
+        assert(isBoundThread, "an event loop's state touched off its thread", file: file, line: line)
     }
 }
 #endif

@@ -3,33 +3,37 @@ import Foundation
 import Testing
 @_spi(Transport) @_spi(Tools) @testable import Convey
 
-/// State only an event loop's thread may touch stops a debug build when another thread touches it.
+/// Which threads may touch state bound to an event loop: the thread every access asserts it is on
+/// (in debug builds; `assertOnLoop` stops the build anywhere else).
 struct CurlLoopBoundTests {
-    #if DEBUG
-    @Test func aTransfersLoopStateTouchedOffTheLoopStopsADebugBuild() async {
-        await #expect(processExitsWith: .failure) {
-            let state = CurlLoopBound(CurlTransferState(), binding: .anyLoop)
-            state.value.isPaused = true
+    /// Runs `body` on a thread of its own and returns what it returned.
+    private func onAThreadOfItsOwn(_ body: @escaping @Sendable () -> Bool) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
         }
     }
 
-    @Test func aLoopsOwnStateTouchedOnAnotherThreadStopsADebugBuild() async {
-        await #expect(processExitsWith: .failure) {
-            let state = CurlLoopBound(0, binding: .ownLoop)
-            state.value += 1
-        }
-    }
-    #endif
-
-    @Test func aThreadMarkedWithTheStateMayTouchIt() async {
+    @Test func aLoopsOwnStateIsBoundToTheThreadItMarkedOnly() async {
         let state = CurlLoopBound(0, binding: .ownLoop)
-        let thread = Thread {
+        #expect(!state.isBoundThread)
+        #expect(await onAThreadOfItsOwn {
             state.markCurrentThread()
             state.value += 1
-        }
-        thread.start()
-        while !thread.isFinished { try? await Task.sleep(for: .milliseconds(1)) }
-        #expect(!state.isCurrentThread)
+            return state.isBoundThread
+        })
+        #expect(await onAThreadOfItsOwn { state.isBoundThread } == false, "another thread")
+        #expect(!state.isBoundThread)
+    }
+
+    @Test func aTransfersStateIsBoundToEveryEventLoopThreadAndNoOther() async {
+        let transfer = CurlLoopBound(CurlTransferState(), binding: .anyLoop)
+        let someLoop = CurlLoopBound(0, binding: .ownLoop)
+        #expect(!transfer.isBoundThread)
+        #expect(await onAThreadOfItsOwn { transfer.isBoundThread } == false, "a thread of no loop")
+        #expect(await onAThreadOfItsOwn {
+            someLoop.markCurrentThread()
+            return transfer.isBoundThread
+        }, "a loop's thread")
     }
 }
 #endif
