@@ -61,6 +61,9 @@ final class CurlEventLoop: Sendable {
         var startedSincePerform = false
         /// Set by `stop`: what the loop keeps alive until its multi handle is cleaned up.
         var stopOwner: (any AnyObject & Sendable)?
+        /// The senders of the transfers this round ended, resumed together once the loop holds
+        /// none of those transfers any more (`handBack`); kept from round to round for its room.
+        var handingBack: [CheckedContinuation<Void, Never>] = []
     }
 
     /// The `CURLM *`; `nil` when libcurl could not make one (then no transfer starts:
@@ -174,6 +177,8 @@ final class CurlEventLoop: Sendable {
                 shared.sleeping = false
             }
             for command in commands { handle(command) }
+            commands.removeAll(keepingCapacity: true)
+            handBack()
 
             if let multi {
                 state.value.performing = true
@@ -182,6 +187,7 @@ final class CurlEventLoop: Sendable {
                 state.value.performing = false
                 finishCompletedTransfers(multi)
                 expireIdleTransfers()
+                handBack()
             }
 
             if state.value.startedSincePerform { continue }
@@ -207,7 +213,7 @@ final class CurlEventLoop: Sendable {
         case .start(let transfer):
             guard !transfer.cancelRequested else {
                 admitNext(after: transfer, multiplexed: false)
-                transfer.end(CurlTransferEnding(failure: CurlTransfer.cancelled(transfer.url)))
+                leave(transfer, CurlTransferEnding(failure: CurlTransfer.cancelled(transfer.url)))
                 return
             }
             begin(transfer)
@@ -247,7 +253,7 @@ final class CurlEventLoop: Sendable {
         guard added == CURLM_OK else {
             let reason = added.map { String(cString: curl_multi_strerror($0)) } ?? "libcurl has no multi handle"
             admitNext(after: transfer, multiplexed: false)
-            transfer.end(CurlTransferEnding(failure: URLError(.unknown, userInfo: [
+            leave(transfer, CurlTransferEnding(failure: URLError(.unknown, userInfo: [
                 NSLocalizedDescriptionKey: "curl could not start the transfer: \(reason)",
                 NSURLErrorFailingURLErrorKey: transfer.url,
             ])))
@@ -281,8 +287,8 @@ final class CurlEventLoop: Sendable {
         }
     }
 
-    /// Takes a running transfer off the wire, lets the next one to its origin start, and hands
-    /// it back to its sender.
+    /// Takes a running transfer off the wire, lets the next one to its origin start, and leaves
+    /// it for its sender.
     private func end(_ transfer: CurlTransfer, result: CURLcode, loopFailure: URLError? = nil) {
         let multiplexed = loopFailure == nil && result == CURLE_OK
             && transfer.easy.info(CURLINFO_HTTP_VERSION) >= Int(CURL_HTTP_VERSION_2_0)
@@ -290,7 +296,24 @@ final class CurlEventLoop: Sendable {
         state.value.active[transfer.easy.raw] = nil
         let ending = transfer.easy.transferState.value.finish(result: result, loopFailure: loopFailure)
         admitNext(after: transfer, multiplexed: multiplexed)
-        transfer.end(ending)
+        leave(transfer, ending)
+    }
+
+    /// Leaves `ending` for the transfer's sender, who is resumed by the round's `handBack`.
+    private func leave(_ transfer: CurlTransfer, _ ending: CurlTransferEnding) {
+        if let continuation = transfer.leave(ending) { state.value.handingBack.append(continuation) }
+    }
+
+    /// Resumes the senders of the transfers this round ended, all together. By now the loop holds
+    /// no reference to those transfers (their commands, locals and places are gone), so each ends
+    /// on its sender's side, sink and body with it, and never on the loop.
+    private func handBack() {
+        guard !state.value.handingBack.isEmpty else { return }
+        var continuations: [CheckedContinuation<Void, Never>] = []
+        swap(&continuations, &state.value.handingBack)
+        for continuation in continuations { continuation.resume() }
+        continuations.removeAll(keepingCapacity: true)
+        swap(&continuations, &state.value.handingBack)
     }
 
     /// Ends transfers that have waited longer than their idle timeout for a byte to move.

@@ -113,15 +113,20 @@ final class CurlTransfer: Sendable {
         }
     }
 
-    /// Hands the transfer back to its sender: on the loop with what the loop's state says, or on
-    /// any thread with the failure of a transfer that never went on the wire.
+    /// Hands the transfer back to its sender at once, with the failure of a transfer that never
+    /// went on the wire (the pool ends those, on a sender's thread).
     func end(_ ending: CurlTransferEnding) {
-        let continuation = handOff.withLock { handOff in
+        leave(ending)?.resume()
+    }
+
+    /// Leaves `ending` for the sender and returns the continuation to resume it with: the loop
+    /// resumes it once it holds no reference to this transfer any more.
+    func leave(_ ending: CurlTransferEnding) -> CheckedContinuation<Void, Never>? {
+        handOff.withLock { handOff in
             handOff.ending = ending
             defer { handOff.continuation = nil }
             return handOff.continuation
         }
-        continuation?.resume()
     }
 
     /// Whether a cancellation reached the loop before the start did; the loop's thread only.
