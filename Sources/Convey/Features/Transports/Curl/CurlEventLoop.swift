@@ -20,8 +20,8 @@ import Synchronization
 /// jobs (app hooks among them) on this thread whenever that task held the actor.
 ///
 /// Its thread's own state is a `CurlLoopBound`, which asserts (in debug) that only this thread
-/// touches it; the inbox is behind a mutex; the multi handle is this thread's but for
-/// `curl_multi_wakeup`, which libcurl allows from any thread.
+/// touches it; the inbox is behind a pthread mutex (`CurlLocked`), which ThreadSanitizer follows;
+/// the multi handle is this thread's but for `curl_multi_wakeup`, which libcurl allows from any thread.
 final class CurlEventLoop: Sendable {
     /// The loop every transport with one loop shares; it lives as long as the process.
     static let shared = CurlEventLoop()
@@ -71,7 +71,7 @@ final class CurlEventLoop: Sendable {
     nonisolated(unsafe) private let multi: UnsafeMutableRawPointer?  // guarded by: the loop's thread, but for curl_multi_wakeup
     /// Wakes the loop in place of `curl_multi_wakeup` when there is no multi handle.
     private let wakeWithoutCurl = DispatchSemaphore(value: 0)
-    private let shared = Mutex(Shared())
+    private let shared = CurlLocked(Shared())
     private let state = CurlLoopBound(LoopState(), binding: .ownLoop)
 
     /// The name of the loop's thread as the system shows it (`/proc/PID/task/*/comm`, `top -H`,

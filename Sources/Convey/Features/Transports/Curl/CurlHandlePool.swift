@@ -2,7 +2,6 @@
 internal import CConveyCurlShim
 internal import CCurl
 import Foundation
-import Synchronization
 
 /// What belongs to one `CurlTransport`: its event loops, its cookie jar and TLS sessions, its
 /// idle easy handles, and its per-origin connection limit, kept across all its loops.
@@ -25,12 +24,12 @@ final class CurlHandlePool: Sendable {
         var made = 0
     }
 
-    private let handles = Mutex(Handles())
+    private let handles = CurlLocked(Handles())
     /// Which of this transport's transfers run, on which loop, and which wait for a connection.
     /// Its lock, the admission lock, also guards each transfer's `loop` and
     /// `cancelledBeforeAdmission`: senders admit and withdraw transfers on their own threads,
     /// loops hand a finished transfer's place on.
-    private let queues: Mutex<CurlHostQueues<CurlTransfer>>
+    private let queues: CurlLocked<CurlHostQueues<CurlTransfer>>
 
     /// A pool whose transfers run on `loops`. One loop of its own or the shared one: the share
     /// handle also keeps the transport's connections apart from other transports' on that loop.
@@ -45,7 +44,7 @@ final class CurlHandlePool: Sendable {
                                                   systemCAFile: CurlConnectionOptions.systemCAFile)
         handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
                                             storesCookies: configuration.storesCookies, connectionOptions: connectionOptions)
-        queues = Mutex(CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
+        queues = CurlLocked(CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
                                       streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost),
                                       loops: loops.count))
     }

@@ -54,6 +54,8 @@ final class CurlTransfer: Sendable {
         var ending: CurlTransferEnding?
     }
 
+    /// Held by the party that writes it; ThreadSanitizer, which does not see this lock, sees the
+    /// order through the loop's inbox lock on the way in and the checked continuation on the way out.
     private let handOff = Mutex(HandOff())
 
     /// The loop its pool admitted it to; `nil` while it waits.
