@@ -1,8 +1,11 @@
+// pthread_setname_np.
+#define _GNU_SOURCE
 #include "CConveyCurlShim.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 CURLcode convey_curl_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
@@ -133,4 +136,12 @@ void convey_event_loop_mark_current_thread(const void *loop) {
 
 const void *convey_event_loop_current(void) {
     return convey_current_event_loop;
+}
+
+void convey_name_current_thread(const char *name) {
+    // The kernel keeps 15 bytes and a terminating zero; a longer name would be refused whole.
+    char shortened[16];
+    strncpy(shortened, name, sizeof shortened - 1);
+    shortened[sizeof shortened - 1] = '\0';
+    pthread_setname_np(pthread_self(), shortened);
 }

@@ -15,6 +15,14 @@ struct Measurement {
     var coresUsed: Double
     /// Calls to the C allocator per request, by the whole process, when the allocation counter is preloaded.
     var allocationsPerRequest: Double?
+    /// CPU per request of the event loop threads (`convey-loop-N`), or of the C loop's one thread;
+    /// `nil` when the client ran on no such thread.
+    var loopCPUPerRequest: Double?
+    /// Calls to the C allocator per request by the event loop threads.
+    var loopAllocationsPerRequest: Double?
+
+    /// CPU per request of every other thread of the process.
+    var restCPUPerRequest: Double? { loopCPUPerRequest.map { cpuPerRequest - $0 } }
 }
 
 /// One way of running a workload's batch of requests.
@@ -75,6 +83,7 @@ func measureWorkers(requests: Int, concurrency: Int,
     let cpuBefore = ProcessFigures.cpuMicroseconds
     let switchesBefore = ProcessFigures.contextSwitches
     let allocationsBefore = ProcessFigures.allocations
+    let loopBefore = ThreadFigures.snapshot()
     let started = ContinuousClock.now
     let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
         for _ in 0..<concurrency { addWorker(&group, perWorker) }
@@ -84,6 +93,11 @@ func measureWorkers(requests: Int, concurrency: Int,
     let cpu = ProcessFigures.cpuMicroseconds - cpuBefore
     let switches = ProcessFigures.contextSwitches - switchesBefore
     let allocations = zip(ProcessFigures.allocations, allocationsBefore).map { $0 - $1 }
+    let loopAfter = ThreadFigures.snapshot()
+    // The loop's figures count only when its threads stayed the same over the batch.
+    let loop = zip(loopAfter, loopBefore).flatMap { $0.threads == $1.threads ? ($0, $1) : nil }
+    let loopCPU = loop.map { $0.cpuMicroseconds - $1.cpuMicroseconds }
+    let loopAllocations = loop.flatMap { zip($0.allocations, $1.allocations) }.map { $0 - $1 }
     let count = Double(latencies.count)
     // No latency at all when every request failed in a way the worker counts (a timeout).
     return Measurement(requestsPerSecond: count / seconds,
@@ -93,7 +107,9 @@ func measureWorkers(requests: Int, concurrency: Int,
                        cpuPerRequest: cpu / count,
                        contextSwitchesPerRequest: Double(switches) / count,
                        coresUsed: cpu / 1e6 / seconds,
-                       allocationsPerRequest: allocations.map { Double($0) / count })
+                       allocationsPerRequest: allocations.map { Double($0) / count },
+                       loopCPUPerRequest: loopCPU.map { $0 / count },
+                       loopAllocationsPerRequest: loopAllocations.map { Double($0) / count })
 }
 
 /// Both values, when both are there.

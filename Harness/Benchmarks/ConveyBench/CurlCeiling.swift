@@ -56,8 +56,8 @@ enum CurlCeiling {
         return text
     }
 
-    /// Reads `requests=N seconds=S cpu_us_per_request=C context_switches_per_request=X p50_us=P p99_us=Q`
-    /// and, when the allocation counter was preloaded, `allocations_per_request=A`.
+    /// Reads `requests=N seconds=S cpu_us_per_request=C context_switches_per_request=X p50_us=P p99_us=Q
+    /// loop_cpu_us_per_request=L` and, when the allocation counter was preloaded, `allocations_per_request=A`.
     static func parse(_ line: String) throws -> Measurement {
         var values: [String: Double] = [:]
         for pair in line.split(whereSeparator: \.isWhitespace) {
@@ -71,6 +71,7 @@ enum CurlCeiling {
         }
         return Measurement(requestsPerSecond: requests / seconds, p50: p50, p99: p99, cpuPerRequest: cpu,
                            contextSwitchesPerRequest: switches, coresUsed: cpu * requests / 1e6 / seconds,
-                           allocationsPerRequest: values["allocations_per_request"])
+                           allocationsPerRequest: values["allocations_per_request"],
+                           loopCPUPerRequest: values["loop_cpu_us_per_request"])
     }
 }

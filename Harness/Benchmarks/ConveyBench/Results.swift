@@ -13,6 +13,14 @@ struct Results {
     static let switchesGoalFrom = 16
     /// The most calls to the C allocator per small GET through Convey (issue 26; the C loop makes about 35).
     static let allocationsGoal = 55.0
+    /// Issue 36's goals against the C loop, from `loopGoalsFrom` in flight on: the event loop
+    /// thread's CPU per request at most this multiple of the C loop's whole CPU per request,
+    /// throughput at least this share of its own, and the whole process's CPU per request at
+    /// most this multiple of its own.
+    static let loopCPUGoal = 1.5
+    static let loopThroughputGoal = 0.5
+    static let loopWholeCPUGoal = 2.5
+    static let loopGoalsFrom = 16
 
     mutating func record(_ measurement: Measurement, client: String, concurrency: Int) {
         batches[client, default: [:]][concurrency, default: []].append(measurement)
@@ -72,6 +80,46 @@ struct Results {
                 print("| \(client.name) | \(concurrency) | \(spread(throughput, digits: 2)) | \(spread(cpu, digits: 2)) | "
                       + "\(format(switches, 2)) | \(allocations(runs)) (\(allocations(ceiling))) | "
                       + "\(missed.isEmpty ? "met" : "missed: " + missed.joined(separator: ", ")) |")
+            }
+        }
+    }
+
+    /// Each client's CPU per request split between the event loop's thread and the rest of the
+    /// process, beside the C loop's (one thread, so nearly all of it its loop's), with the loop
+    /// thread's CPU and the whole process's over the C loop's whole CPU in the same round, and
+    /// issue 36's goals.
+    func printThreadSplit(of workload: Workload) {
+        print("\nCPU per request by thread: the event loop's thread (`convey-loop-N`; the C loop's one thread) and the rest of "
+              + "the process, medians (min–max) over the rounds; ratios are per round, to the C loop's whole CPU per request. "
+              + "Goals from \(Self.loopGoalsFrom) in flight: loop thread ≤ \(format(Self.loopCPUGoal, 1))×, throughput "
+              + "≥ \(format(Self.loopThroughputGoal, 1))×, whole process ≤ \(format(Self.loopWholeCPUGoal, 1))× the C loop's.\n")
+        print("| client | in flight | loop thread µs/req | rest µs/req | whole µs/req | loop thread × C loop | whole × C loop | "
+              + "throughput × C loop | loop allocations/req | goals |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for concurrency in workload.concurrencies {
+            let ceiling = measurements(CurlCeiling.clientName, concurrency)
+            for client in workload.clients {
+                let runs = measurements(client.name, concurrency)
+                let loop = runs.compactMap(\.loopCPUPerRequest)
+                // Clients that run nothing on an event loop (URLSession, the stub) leave it idle.
+                guard !loop.isEmpty, median(loop) > 0.05 * median(runs.map(\.cpuPerRequest)) else { continue }
+                let isCeiling = client.name == CurlCeiling.clientName
+                let loopRatio = zip(runs, ceiling).compactMap { run, reference in run.loopCPUPerRequest.map { $0 / reference.cpuPerRequest } }
+                let wholeRatio = zip(runs, ceiling).map { $0.cpuPerRequest / $1.cpuPerRequest }
+                let throughput = zip(runs, ceiling).map { $0.requestsPerSecond / $1.requestsPerSecond }
+                var goals = "–"
+                if !isCeiling, concurrency >= Self.loopGoalsFrom, !ceiling.isEmpty {
+                    var missed: [String] = []
+                    if median(loopRatio) > Self.loopCPUGoal { missed.append("loop CPU") }
+                    if median(throughput) < Self.loopThroughputGoal { missed.append("throughput") }
+                    if median(wholeRatio) > Self.loopWholeCPUGoal { missed.append("whole CPU") }
+                    goals = missed.isEmpty ? "met" : "missed: " + missed.joined(separator: ", ")
+                }
+                let loopAllocations = runs.compactMap(\.loopAllocationsPerRequest)
+                print("| \(client.name) | \(concurrency) | \(spread(loop, digits: 1)) | \(spread(runs.compactMap(\.restCPUPerRequest), digits: 1)) | "
+                      + "\(spread(runs.map(\.cpuPerRequest), digits: 1)) | \(isCeiling ? "–" : spread(loopRatio, digits: 2)) | "
+                      + "\(isCeiling ? "–" : spread(wholeRatio, digits: 2)) | \(isCeiling ? "–" : spread(throughput, digits: 2)) | "
+                      + "\(loopAllocations.isEmpty ? "–" : spread(loopAllocations, digits: 1)) | \(goals) |")
             }
         }
     }

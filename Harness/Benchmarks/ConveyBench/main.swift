@@ -7,6 +7,7 @@
 //   scripts/bench --workloads small --rounds 1      # one workload, one round
 //   scripts/bench --smoke                           # tiny counts: checks the command still works
 //   scripts/bench --workloads small --loops 1,2 --only loops:   # CurlTransport on 1 and on 2 event loops
+//   scripts/bench --workloads small --in-flight 16,64           # only at 16 and 64 in flight
 //
 // Workloads: small GETs (1 KB) at 1, 16 and 64 in flight; a typed JSON decode of a 256 KB body
 // with 64 in flight; a POST of a 10 KB JSON body with 16 in flight; small GETs over HTTPS from
@@ -42,6 +43,8 @@ struct Settings {
     var only: String?
     /// Event loop counts to compare CurlTransport at, on small GETs; none by default.
     var loops: [Int] = []
+    /// Runs each workload only at these numbers in flight (those it has); all of them by default.
+    var inFlight: Set<Int>?
 
     init(arguments: [String]) throws {
         var iterator = arguments.dropFirst().makeIterator()
@@ -57,6 +60,7 @@ struct Settings {
             case "--memory": memoryRequests = try Self.count(value, flag)
             case "--only": only = value
             case "--loops": loops = try value.split(separator: ",").map { try Self.positive(String($0), flag) }
+            case "--in-flight": inFlight = Set(try value.split(separator: ",").map { try Self.positive(String($0), flag) })
             case "--workloads":
                 workloads = Set(try value.split(separator: ",").map { name in
                     guard let kind = Workload.Kind(rawValue: String(name)) else { throw BenchError.usage("unknown workload \(name)") }
@@ -88,7 +92,7 @@ enum BenchError: Error, CustomStringConvertible {
         switch self {
         case .usage(let text):
             "usage: convey-bench [--requests N] [--rounds N] [--memory N] [--workloads small,json,post,https2,https1,handshake,blocking] "
-                + "[--only text] [--loops 1,2,...] [--smoke]\n\(text)"
+                + "[--only text] [--loops 1,2,...] [--in-flight 1,16,64] [--smoke]\n\(text)"
         case .badResponse(let text): "bad response: \(text)"
         case .ceilingUnavailable(let reason): "the C loop is not available: \(reason)"
         }
@@ -363,12 +367,13 @@ func run() async throws {
     let workloads = try await makeWorkloads(base: base, ceiling: ceiling, tls: tls, loops: settings.loops)
         .filter { settings.workloads.contains($0.kind) }
         .map { workload in
-            Workload(kind: workload.kind, title: workload.title, concurrencies: workload.concurrencies, share: workload.share,
+            Workload(kind: workload.kind, title: workload.title,
+                     concurrencies: workload.concurrencies.filter { settings.inFlight?.contains($0) ?? true }, share: workload.share,
                      clients: workload.clients.filter { client in
                          client.name == CurlCeiling.clientName || settings.only.map { client.name.localizedCaseInsensitiveContains($0) } ?? true
                      })
         }
-        .filter { $0.clients.contains { $0.name != CurlCeiling.clientName } }
+        .filter { $0.clients.contains { $0.name != CurlCeiling.clientName } && !$0.concurrencies.isEmpty }
     let runsBlockingHook = settings.workloads.contains(.blocking)
     guard !workloads.isEmpty || runsBlockingHook else { throw BenchError.usage("no workload or client left to run") }
     print("Convey benchmark against nginx at \(base), \(settings.rounds) rounds alternating clients, "
@@ -385,7 +390,9 @@ func run() async throws {
                     let result = try await client.runBatch(requests, concurrency)
                     results.record(result, client: client.name, concurrency: concurrency)
                     print("  round \(round) · \(concurrency) in flight · \(client.name): \(format(result.requestsPerSecond)) req/s, "
-                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req, \(format(result.contextSwitchesPerRequest, 2)) context switches/req"
+                          + "\(format(result.cpuPerRequest, 1)) µs CPU/req"
+                          + (result.loopCPUPerRequest.map { " (loop thread \(format($0, 1)))" } ?? "")
+                          + ", \(format(result.contextSwitchesPerRequest, 2)) context switches/req"
                           + (result.allocationsPerRequest.map { ", \(format($0, 1)) allocations/req" } ?? ""))
                 }
             }
@@ -393,6 +400,7 @@ func run() async throws {
         results.printMedians(of: workload, rounds: settings.rounds)
         if workload.clients.contains(where: { $0.name == CurlCeiling.clientName }) {
             results.printRatiosToCeiling(of: workload)
+            results.printThreadSplit(of: workload)
         }
         if settings.loops.count > 1, workload.kind == .small {
             results.printLoopRatios(of: workload, loops: settings.loops)

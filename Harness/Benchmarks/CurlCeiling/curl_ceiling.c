@@ -17,9 +17,11 @@
 //
 // Prints one line of key=value pairs, measured from the first request to the last:
 //   requests=N seconds=S cpu_us_per_request=C context_switches_per_request=X p50_us=P p99_us=Q
-// followed by allocations_per_request=A when the benchmark's allocation counter is preloaded
-// where CPU is getrusage(RUSAGE_SELF) user + system and context switches are voluntary +
-// involuntary. Exits 1 if a request failed, 2 on bad arguments.
+//   loop_cpu_us_per_request=L
+// followed by allocations_per_request=A when the benchmark's allocation counter is preloaded,
+// where CPU is getrusage(RUSAGE_SELF) user + system, L the same for the one thread that drives
+// libcurl (getrusage(RUSAGE_THREAD); libcurl's resolver threads, if any, are the difference), and
+// context switches are voluntary + involuntary. Exits 1 if a request failed, 2 on bad arguments.
 //
 // Not a SwiftPM target: scripts/bench compiles it with the system C compiler against
 // Sources/CCurl/CCurl.h and libcurl.so.4, so no libcurl development headers are needed.
@@ -155,8 +157,9 @@ int main(int argc, char **argv) {
     // The benchmark's allocation counter, when it is preloaded (scripts/build-allocation-counter).
     unsigned long long (*allocation_count)(void) = (unsigned long long (*)(void))dlsym(RTLD_DEFAULT, "convey_allocation_count");
     unsigned long long allocations_before = allocation_count != NULL ? allocation_count() : 0;
-    struct rusage before, after;
+    struct rusage before, after, thread_before, thread_after;
     getrusage(RUSAGE_SELF, &before);
+    getrusage(RUSAGE_THREAD, &thread_before);
     double started = now_microseconds();
 
     long issued = 0, completed = 0, failed = 0, running = 0;
@@ -228,13 +231,17 @@ int main(int argc, char **argv) {
 
     double seconds = (now_microseconds() - started) / 1e6;
     getrusage(RUSAGE_SELF, &after);
+    getrusage(RUSAGE_THREAD, &thread_after);
     double cpu = rusage_microseconds(&after) - rusage_microseconds(&before);
+    double loop_cpu = rusage_microseconds(&thread_after) - rusage_microseconds(&thread_before);
     long switches = (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw);
     qsort(latencies, (size_t)completed, sizeof *latencies, compare_doubles);
     unsigned long long allocations = allocation_count != NULL ? allocation_count() - allocations_before : 0;
-    printf("requests=%ld seconds=%.6f cpu_us_per_request=%.3f context_switches_per_request=%.4f p50_us=%.1f p99_us=%.1f",
+    printf("requests=%ld seconds=%.6f cpu_us_per_request=%.3f context_switches_per_request=%.4f p50_us=%.1f p99_us=%.1f"
+           " loop_cpu_us_per_request=%.3f",
            completed, seconds, cpu / (double)completed, (double)switches / (double)completed,
-           latencies[completed / 2], latencies[completed * 99 / 100 < completed ? completed * 99 / 100 : completed - 1]);
+           latencies[completed / 2], latencies[completed * 99 / 100 < completed ? completed * 99 / 100 : completed - 1],
+           loop_cpu / (double)completed);
     if (allocation_count != NULL) printf(" allocations_per_request=%.2f", (double)allocations / (double)completed);
     printf("\n");
 

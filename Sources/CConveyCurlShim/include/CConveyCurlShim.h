@@ -61,4 +61,8 @@ void convey_event_loop_mark_current_thread(const void *loop);
 /// The event loop whose thread is calling, NULL on any other thread: a thread-local read, no lock.
 const void *convey_event_loop_current(void);
 
+/// Names the calling thread as the system shows it (`/proc/PID/task/TID/comm`, `top -H`, perf),
+/// cut to the 15 bytes Linux keeps.
+void convey_name_current_thread(const char *name);
+
 #endif

@@ -30,14 +30,14 @@ enum CurlSetting: Equatable, CustomStringConvertible {
 /// Owns the in-memory trust bundle of `TLSConfiguration.TrustRoots.systemAnd`: the system's CA file and the
 /// given one, read once. The bundle outlives every handle that points at it (curl reads it in
 /// place), as the pool that owns these options outlives its handles.
-final class CurlConnectionOptions: @unchecked Sendable {
+final class CurlConnectionOptions: Sendable {
     /// Set on every new handle, in order.
     let settings: [CurlSetting]
     /// Why no request can go out with these options (a trust file that cannot be read), if so.
     let failure: String?
     /// Whether server certificates are verified (not `disablesCertificateVerificationInsecurely`).
     let verifiesCertificates: Bool
-    private let bundle: UnsafeMutableRawBufferPointer?
+    nonisolated(unsafe) private let bundle: UnsafeMutableRawBufferPointer?  // guarded by: never written after init; curl reads it in place
 
     /// - Parameter systemCAFile: the system's CA bundle, as libcurl reports its default (`CURLINFO_CAINFO`).
     init(tls: TLSConfiguration, proxy: ProxyConfiguration, systemCAFile: String?) {

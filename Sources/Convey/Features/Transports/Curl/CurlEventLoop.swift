@@ -2,6 +2,7 @@
 internal import CConveyCurlShim
 internal import CCurl
 import Foundation
+import Synchronization
 
 /// An event loop: a thread that drives one libcurl multi handle for the transports that use it,
 /// and runs nothing else of the app's: `@ConveyActor` has an executor of its own, so no hook or
@@ -18,11 +19,15 @@ import Foundation
 /// It is no task executor on purpose: a task preferring it would run `@ConveyActor`'s queued
 /// jobs (app hooks among them) on this thread whenever that task held the actor.
 ///
-/// Every hand-over between threads goes through a pthread mutex (`NSLock`), which
-/// ThreadSanitizer understands, so that a sanitizer run checks the whole protocol.
-final class CurlEventLoop: @unchecked Sendable {
+/// Its thread's own state is a `CurlLoopBound`, which asserts (in debug) that only this thread
+/// touches it; the inbox is behind a pthread mutex (`CurlLocked`), which ThreadSanitizer follows;
+/// the multi handle is this thread's but for `curl_multi_wakeup`, which libcurl allows from any thread.
+final class CurlEventLoop: Sendable {
     /// The loop every transport with one loop shares; it lives as long as the process.
-    static let shared = CurlEventLoop(name: "Convey event loop")
+    static let shared = CurlEventLoop()
+
+    /// How many loops the process has made: the next one's number.
+    private static let loopsMade = Atomic<Int>(0)
 
     private enum Command {
         case start(CurlTransfer)
@@ -32,10 +37,10 @@ final class CurlEventLoop: @unchecked Sendable {
         case countTransfers(CurlHandlePool, @Sendable (Int) -> Void)
         /// Ends the loop once no transfer is left; `owner` is released only after the multi handle
         /// and its connections are gone (they use its share handle).
-        case stop(owner: AnyObject)
+        case stop(owner: any AnyObject & Sendable)
     }
 
-    /// What other threads and the loop share, behind one lock.
+    /// What other threads and the loop share.
     private struct Shared {
         var inbox: [Command] = []
         /// The loop is (about to be) blocked in `curl_multi_poll` and needs a wakeup.
@@ -44,32 +49,42 @@ final class CurlEventLoop: @unchecked Sendable {
         var stopped = false
     }
 
-    /// The `CURLM *`, touched by the loop thread only, apart from `curl_multi_wakeup`; `nil` when
-    /// libcurl could not make one (then no transfer starts: `CurlTransport` fails each at once).
-    private let multi: UnsafeMutableRawPointer?
+    /// What only the loop's thread touches.
+    private struct LoopState {
+        var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+        /// No idle timeout can expire before this instant (monotonic nanoseconds).
+        var nextTimeoutCheck = UInt64.max
+        /// Inside `curl_multi_perform`, where libcurl forbids calls on the multi handle: commands
+        /// made from curl's callbacks wait in the inbox for the end of the round.
+        var performing = false
+        /// A transfer went on the wire since curl last ran: it should run again before sleeping.
+        var startedSincePerform = false
+        /// Set by `stop`: what the loop keeps alive until its multi handle is cleaned up.
+        var stopOwner: (any AnyObject & Sendable)?
+        /// The senders of the transfers this round ended, resumed together once the loop holds
+        /// none of those transfers any more (`handBack`); kept from round to round for its room.
+        var handingBack: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The `CURLM *`; `nil` when libcurl could not make one (then no transfer starts:
+    /// `CurlTransport` fails each at once).
+    nonisolated(unsafe) private let multi: UnsafeMutableRawPointer?  // guarded by: the loop's thread, but for curl_multi_wakeup
     /// Wakes the loop in place of `curl_multi_wakeup` when there is no multi handle.
     private let wakeWithoutCurl = DispatchSemaphore(value: 0)
-    private let sharedLock = NSLock()
-    private var shared = Shared()
+    private let shared = CurlLocked(Shared())
+    private let state = CurlLoopBound(LoopState(), binding: .ownLoop)
 
-    // Loop thread only.
-    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// No idle timeout can expire before this instant (monotonic nanoseconds).
-    private var nextTimeoutCheck = UInt64.max
-    /// Inside `curl_multi_perform`, where libcurl forbids calls on the multi handle: commands
-    /// made from curl's callbacks wait in the inbox for the end of the round.
-    private var performing = false
-    /// A transfer went on the wire since curl last ran: it should run again before sleeping.
-    private var startedSincePerform = false
-    /// Set by `stop`: what the loop keeps alive until its multi handle is cleaned up.
-    private var stopOwner: AnyObject?
+    /// The name of the loop's thread as the system shows it (`/proc/PID/task/*/comm`, `top -H`,
+    /// perf): `convey-loop-N`, numbered from 0 in the order the process makes loops.
+    let threadName: String
 
-    /// Starts a loop on a new thread named `name`.
-    init(name: String) {
+    /// Starts a loop on a new thread of its own.
+    init() {
         multi = CurlGlobal.initialized ? curl_multi_init() : nil
+        threadName = "convey-loop-\(Self.loopsMade.add(1, ordering: .relaxed).oldValue)"
         // The thread holds the loop until it stops.
         let thread = Thread { [self] in run() }
-        thread.name = name
+        thread.name = threadName
         thread.start()
     }
 
@@ -77,10 +92,18 @@ final class CurlEventLoop: @unchecked Sendable {
     var drivesTransfers: Bool { multi != nil }
 
     /// Whether the calling thread is this loop's.
-    var isCurrent: Bool { convey_event_loop_current() == UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    var isCurrent: Bool { state.isCurrentThread }
+
+    /// Whether the calling thread is an event loop's, any one's.
+    static var isOnAnEventLoop: Bool { convey_event_loop_current() != nil }
+
+    /// Stops a debug build when called off every event loop's thread.
+    static func assertOnAnEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        assert(isOnAnEventLoop, "state of an event loop touched off its thread", file: file, line: line)
+    }
 
     /// Whether the loop has stopped: its thread ended and its multi handle is gone.
-    var hasStopped: Bool { sharedLock.withLock { shared.stopped } }
+    var hasStopped: Bool { shared.withLock { $0.stopped } }
 
     // MARK: Transfers, from any thread
 
@@ -109,18 +132,18 @@ final class CurlEventLoop: @unchecked Sendable {
     }
 
     /// Ends the loop once its transfers are gone, then releases `owner`; for a transport's own loops.
-    func stop(owner: AnyObject) {
+    func stop(owner: any AnyObject & Sendable) {
         submit(.stop(owner: owner))
     }
 
     /// Carries out `command` at once when called on the loop thread between curl calls (a sink
     /// that makes room from a callback), otherwise queues it for the loop.
     private func submit(_ command: Command) {
-        if isCurrent, !performing {
+        if isCurrent, !state.value.performing {
             handle(command)
             return
         }
-        let wake = sharedLock.withLock {
+        let wake = shared.withLock { shared in
             guard !shared.stopped else { return false }
             shared.inbox.append(command)
             defer { shared.sleeping = false }
@@ -142,30 +165,34 @@ final class CurlEventLoop: @unchecked Sendable {
     // MARK: The loop thread
 
     private func run() {
-        convey_event_loop_mark_current_thread(Unmanaged.passUnretained(self).toOpaque())
+        state.markCurrentThread()
+        convey_name_current_thread(threadName)
         var running: Int32 = 0
-        // Swapped with the shared arrays, so that both sides keep their storage from one round to the next.
+        // Swapped with the shared inbox, so that both sides keep their storage from one round to the next.
         var commands: [Command] = []
         while true {
             commands.removeAll(keepingCapacity: true)
-            sharedLock.withLock {
+            shared.withLock { shared in
                 swap(&commands, &shared.inbox)
                 shared.sleeping = false
             }
             for command in commands { handle(command) }
+            commands.removeAll(keepingCapacity: true)
+            handBack()
 
             if let multi {
-                performing = true
-                startedSincePerform = false
+                state.value.performing = true
+                state.value.startedSincePerform = false
                 curl_multi_perform(multi, &running)
-                performing = false
+                state.value.performing = false
                 finishCompletedTransfers(multi)
                 expireIdleTransfers()
+                handBack()
             }
 
-            if startedSincePerform { continue }
-            if stopOwner != nil, active.isEmpty { break }
-            let goesToSleep = sharedLock.withLock {
+            if state.value.startedSincePerform { continue }
+            if state.value.stopOwner != nil, state.value.active.isEmpty { break }
+            let goesToSleep = shared.withLock { shared in
                 shared.sleeping = shared.inbox.isEmpty
                 return shared.sleeping
             }
@@ -176,9 +203,9 @@ final class CurlEventLoop: @unchecked Sendable {
                 wakeWithoutCurl.wait()
             }
         }
-        sharedLock.withLock { shared.stopped = true }
+        shared.withLock { $0.stopped = true }
         if let multi { curl_multi_cleanup(multi) }
-        stopOwner = nil
+        state.value.stopOwner = nil
     }
 
     private func handle(_ command: Command) {
@@ -186,61 +213,67 @@ final class CurlEventLoop: @unchecked Sendable {
         case .start(let transfer):
             guard !transfer.cancelRequested else {
                 admitNext(after: transfer, multiplexed: false)
-                transfer.end(failure: CurlTransfer.cancelled(transfer.url))
+                leave(transfer, CurlTransferEnding(failure: CurlTransfer.cancelled(transfer.url)))
                 return
             }
             begin(transfer)
         case .cancel(let transfer):
-            if active[transfer.easy.raw] === transfer {
-                remove(transfer)
-                transfer.end(failure: CurlTransfer.cancelled(transfer.url))
+            if isActive(transfer) {
+                end(transfer, result: CURLE_OK, loopFailure: CurlTransfer.cancelled(transfer.url))
             } else {
                 // Its start is still on the way (or it ended already, and this changes nothing).
                 transfer.cancelRequested = true
             }
         case .resume(let transfer):
-            guard active[transfer.easy.raw] === transfer, transfer.isPaused else { return }
-            transfer.isPaused = false
-            transfer.lastActivity = CurlClock.now
-            nextTimeoutCheck = min(nextTimeoutCheck, transfer.lastActivity &+ transfer.idleTimeout)
+            let transferState = transfer.easy.transferState.value
+            guard isActive(transfer), transferState.isPaused else { return }
+            transferState.isPaused = false
+            transferState.lastActivity = CurlClock.now
+            state.value.nextTimeoutCheck = min(state.value.nextTimeoutCheck, transferState.lastActivity &+ transfer.idleTimeout)
             // May deliver the paused bytes at once, from inside this call.
-            performing = true
+            state.value.performing = true
             _ = curl_easy_pause(transfer.easy.raw, CURLPAUSE_CONT)
-            performing = false
+            state.value.performing = false
         case .countTransfers(let pool, let report):
-            report(active.values.count { $0.pool === pool })
+            report(state.value.active.values.count { $0.pool === pool })
         case .stop(let owner):
-            stopOwner = owner
+            state.value.stopOwner = owner
         }
+    }
+
+    private func isActive(_ transfer: CurlTransfer) -> Bool {
+        state.value.active[transfer.easy.raw] === transfer
     }
 
     /// Puts an admitted transfer on the wire and starts its idle timer.
     private func begin(_ transfer: CurlTransfer) {
         let now = CurlClock.now
-        transfer.lastActivity = now
-        nextTimeoutCheck = min(nextTimeoutCheck, now &+ transfer.idleTimeout)
+        state.value.nextTimeoutCheck = min(state.value.nextTimeoutCheck, now &+ transfer.idleTimeout)
         let added = multi.map { curl_multi_add_handle($0, transfer.easy.raw) }
         guard added == CURLM_OK else {
             let reason = added.map { String(cString: curl_multi_strerror($0)) } ?? "libcurl has no multi handle"
             admitNext(after: transfer, multiplexed: false)
-            transfer.end(failure: URLError(.unknown, userInfo: [
+            leave(transfer, CurlTransferEnding(failure: URLError(.unknown, userInfo: [
                 NSLocalizedDescriptionKey: "curl could not start the transfer: \(reason)",
                 NSURLErrorFailingURLErrorKey: transfer.url,
-            ]))
+            ])))
             return
         }
-        active[transfer.easy.raw] = transfer
-        startedSincePerform = true
+        transfer.easy.transferState.value.begin(transfer, on: self, now: now)
+        state.value.active[transfer.easy.raw] = transfer
+        state.value.startedSincePerform = true
     }
 
     /// Frees `transfer`'s place in its origin's queue and starts whoever may run now: here when
     /// the place freed is this loop's, through its own loop's inbox otherwise.
     private func admitNext(after transfer: CurlTransfer, multiplexed: Bool) {
-        for next in transfer.pool.finished(transfer, on: self, multiplexed: multiplexed) {
-            if next.loop === self {
-                begin(next.transfer)
+        let pool = transfer.pool
+        for next in pool.finished(transfer, on: self, multiplexed: multiplexed) {
+            let loop = pool.loops[next.loop]
+            if loop === self {
+                begin(next.item)
             } else {
-                next.loop.start(next.transfer)
+                loop.start(next.item)
             }
         }
     }
@@ -249,33 +282,59 @@ final class CurlEventLoop: @unchecked Sendable {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                  let transfer = active[easy] else { continue }
-            let result = convey_curl_message_result(message)
-            transfer.handOffLock.withLock { transfer.result = result }
-            let multiplexed = transfer.result == CURLE_OK
-                && transfer.easy.info(CURLINFO_HTTP_VERSION) >= Int(CURL_HTTP_VERSION_2_0)
-            remove(transfer, multiplexed: multiplexed)
-            transfer.end(failure: nil)
+                  let transfer = state.value.active[easy] else { continue }
+            end(transfer, result: convey_curl_message_result(message))
         }
+    }
+
+    /// Takes a running transfer off the wire, lets the next one to its origin start, and leaves
+    /// it for its sender.
+    private func end(_ transfer: CurlTransfer, result: CURLcode, loopFailure: URLError? = nil) {
+        let multiplexed = loopFailure == nil && result == CURLE_OK
+            && transfer.easy.info(CURLINFO_HTTP_VERSION) >= Int(CURL_HTTP_VERSION_2_0)
+        if let multi { curl_multi_remove_handle(multi, transfer.easy.raw) }
+        state.value.active[transfer.easy.raw] = nil
+        let ending = transfer.easy.transferState.value.finish(result: result, loopFailure: loopFailure)
+        admitNext(after: transfer, multiplexed: multiplexed)
+        leave(transfer, ending)
+    }
+
+    /// Leaves `ending` for the transfer's sender, who is resumed by the round's `handBack`.
+    private func leave(_ transfer: CurlTransfer, _ ending: CurlTransferEnding) {
+        if let continuation = transfer.leave(ending) { state.value.handingBack.append(continuation) }
+    }
+
+    /// Resumes the senders of the transfers this round ended, all together. By now the loop holds
+    /// no reference to those transfers (their commands, locals and places are gone), so each ends
+    /// on its sender's side, sink and body with it, and never on the loop.
+    private func handBack() {
+        guard !state.value.handingBack.isEmpty else { return }
+        var continuations: [CheckedContinuation<Void, Never>] = []
+        swap(&continuations, &state.value.handingBack)
+        for continuation in continuations { continuation.resume() }
+        continuations.removeAll(keepingCapacity: true)
+        swap(&continuations, &state.value.handingBack)
     }
 
     /// Ends transfers that have waited longer than their idle timeout for a byte to move.
     private func expireIdleTransfers() {
         let now = CurlClock.now
-        guard now >= nextTimeoutCheck else { return }
-        nextTimeoutCheck = .max
+        guard now >= state.value.nextTimeoutCheck else { return }
+        var nextTimeoutCheck = UInt64.max
         var expired: [CurlTransfer] = []
-        for transfer in active.values where !transfer.isPaused {
-            let deadline = transfer.lastActivity &+ transfer.idleTimeout
+        for transfer in state.value.active.values {
+            let transferState = transfer.easy.transferState.value
+            guard !transferState.isPaused else { continue }
+            let deadline = transferState.lastActivity &+ transfer.idleTimeout
             if deadline <= now {
                 expired.append(transfer)
             } else {
                 nextTimeoutCheck = min(nextTimeoutCheck, deadline)
             }
         }
+        state.value.nextTimeoutCheck = nextTimeoutCheck
         for transfer in expired {
-            remove(transfer)
-            transfer.end(failure: URLError(.timedOut, userInfo: [
+            end(transfer, result: CURLE_OK, loopFailure: URLError(.timedOut, userInfo: [
                 NSLocalizedDescriptionKey: "no data moved for the timeout of \(Double(transfer.idleTimeout) / 1e9) s",
                 NSURLErrorFailingURLErrorKey: transfer.url,
             ]))
@@ -285,17 +344,11 @@ final class CurlEventLoop: @unchecked Sendable {
     /// How long `curl_multi_poll` may sleep: until the next idle timeout could expire (curl
     /// shortens it further for its own timers), at most a minute.
     private func pollTimeoutMilliseconds() -> Int32 {
+        let nextTimeoutCheck = state.value.nextTimeoutCheck
         guard nextTimeoutCheck != .max else { return 60_000 }
         let now = CurlClock.now
         guard nextTimeoutCheck > now else { return 0 }
         return Int32(min((nextTimeoutCheck - now) / 1_000_000 + 1, 60_000))
-    }
-
-    /// Takes a running transfer off the wire and lets the next one to its origin start.
-    private func remove(_ transfer: CurlTransfer, multiplexed: Bool = false) {
-        if let multi { curl_multi_remove_handle(multi, transfer.easy.raw) }
-        active[transfer.easy.raw] = nil
-        admitNext(after: transfer, multiplexed: multiplexed)
     }
 }
 

@@ -7,23 +7,29 @@ import Foundation
 /// idle easy handles, and its per-origin connection limit, kept across all its loops.
 ///
 /// Transfers keep their pool alive, so its share handle outlives every easy handle that uses it.
-final class CurlHandlePool: @unchecked Sendable {
+final class CurlHandlePool: Sendable {
     /// Where the transport's transfers run: the process's shared loop, or loops of its own.
     let loops: [CurlEventLoop]
     /// The cookie jar and TLS sessions of this transport's transfers; `nil` if libcurl could not make one.
-    private let share: OpaquePointer?
+    nonisolated(unsafe) private let share: OpaquePointer?  // guarded by: its own locks (libcurl's share lock callbacks)
     private let handleDefaults: CurlHandleDefaults
     /// The transport's trust, pinning, client certificate and proxy options, set on every handle.
     let connectionOptions: CurlConnectionOptions
     private let maximumIdleHandles: Int
-    /// Easy handles waiting for their next request, behind a lock: senders may run on any thread.
-    private let idleHandlesLock = NSLock()
-    private var idleHandles: [CurlEasyHandle] = []
-    /// Guards `queues` and each transfer's `loop` and `cancelledBeforeAdmission`: senders admit
-    /// and withdraw transfers on their own threads, loops hand a finished transfer's place on.
-    private let admissionLock = NSLock()
+
+    /// Easy handles waiting for their next request (senders may run on any thread), and how many
+    /// the pool has made.
+    private struct Handles {
+        var idle: [CurlEasyHandle] = []
+        var made = 0
+    }
+
+    private let handles = CurlLocked(Handles())
     /// Which of this transport's transfers run, on which loop, and which wait for a connection.
-    private var queues: CurlHostQueues<CurlTransfer>
+    /// Its lock, the admission lock, also guards each transfer's `loop` and
+    /// `cancelledBeforeAdmission`: senders admit and withdraw transfers on their own threads,
+    /// loops hand a finished transfer's place on.
+    private let queues: CurlLocked<CurlHostQueues<CurlTransfer>>
 
     /// A pool whose transfers run on `loops`. One loop of its own or the shared one: the share
     /// handle also keeps the transport's connections apart from other transports' on that loop.
@@ -38,15 +44,15 @@ final class CurlHandlePool: @unchecked Sendable {
                                                   systemCAFile: CurlConnectionOptions.systemCAFile)
         handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
                                             storesCookies: configuration.storesCookies, connectionOptions: connectionOptions)
-        queues = CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
-                                streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost),
-                                loops: loops.count)
+        queues = CurlLocked(CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
+                                      streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost),
+                                      loops: loops.count))
     }
 
     deinit {
         // Every easy handle that used the share goes first: the idle ones here, the others with
         // their transfers, which hold this pool.
-        idleHandles.removeAll()
+        handles.withLock { $0.idle.removeAll() }
         convey_curl_share_destroy(share)
     }
 
@@ -55,17 +61,23 @@ final class CurlHandlePool: @unchecked Sendable {
 
     /// An easy handle from the pool, or a new one; `nil` only when libcurl cannot allocate.
     func takeHandle() -> CurlEasyHandle? {
-        idleHandlesLock.withLock { idleHandles.popLast() } ?? CurlEasyHandle(defaults: handleDefaults)
+        if let idle = handles.withLock({ $0.idle.popLast() }) { return idle }
+        guard let made = CurlEasyHandle(defaults: handleDefaults) else { return nil }
+        handles.withLock { $0.made += 1 }
+        return made
     }
 
     /// Returns a handle whose transfer is over to the pool.
     func recycle(_ handle: CurlEasyHandle) {
         handle.prepareForReuse()
-        idleHandlesLock.withLock {
+        handles.withLock { handles in
             // A handle the pool has no room for is freed when this call drops it.
-            if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
+            if handles.idle.count < maximumIdleHandles { handles.idle.append(handle) }
         }
     }
+
+    /// How many easy handles the pool has made: a transport sending one request at a time makes one.
+    var handlesMade: Int { handles.withLock { $0.made } }
 
     // MARK: Admission, from any thread
 
@@ -82,14 +94,14 @@ final class CurlHandlePool: @unchecked Sendable {
     /// Starts `transfer` on a loop with room for it, or queues it for its origin's next free place;
     /// ends it at once if its sender was cancelled already.
     func start(_ transfer: CurlTransfer) {
-        let placement: Placement = admissionLock.withLock {
+        let placement: Placement = queues.withLock { queues in
             guard !transfer.cancelledBeforeAdmission else { return .endsCancelled }
             guard let index = queues.admit(transfer, origin: transfer.origin) else { return .pending }
             transfer.loop = loops[index]
             return .on(loops[index])
         }
         switch placement {
-        case .endsCancelled: transfer.end(failure: CurlTransfer.cancelled(transfer.url))
+        case .endsCancelled: transfer.end(CurlTransferEnding(failure: CurlTransfer.cancelled(transfer.url)))
         case .pending: break
         case .on(let loop): loop.start(transfer)
         }
@@ -98,7 +110,7 @@ final class CurlHandlePool: @unchecked Sendable {
     /// Ends `transfer` at once with `URLError(.cancelled)`, wherever it is: waiting for a place,
     /// on a loop, or not started yet (then its start ends it).
     func cancel(_ transfer: CurlTransfer) {
-        let placement: Placement = admissionLock.withLock {
+        let placement: Placement = queues.withLock { queues in
             if queues.removeWaiting(transfer, origin: transfer.origin) { return .endsCancelled }
             guard let loop = transfer.loop else {
                 transfer.cancelledBeforeAdmission = true
@@ -107,27 +119,27 @@ final class CurlHandlePool: @unchecked Sendable {
             return .on(loop)
         }
         switch placement {
-        case .endsCancelled: transfer.end(failure: CurlTransfer.cancelled(transfer.url))
+        case .endsCancelled: transfer.end(CurlTransferEnding(failure: CurlTransfer.cancelled(transfer.url)))
         case .pending: break
         case .on(let loop): loop.cancel(transfer)
         }
     }
 
     /// Frees the place `transfer` held on `loop` (it ran, or failed to start, or was cancelled
-    /// before it did) and returns whoever may run now, each with its loop.
-    func finished(_ transfer: CurlTransfer, on loop: CurlEventLoop, multiplexed: Bool) -> [(transfer: CurlTransfer, loop: CurlEventLoop)] {
-        guard let index = loops.firstIndex(where: { $0 === loop }) else { return [] }
-        return admissionLock.withLock {
-            queues.finished(origin: transfer.origin, loop: index, multiplexed: multiplexed).map { next in
-                next.item.loop = loops[next.loop]
-                return (next.item, loops[next.loop])
-            }
+    /// before it did) and returns whoever may run now, each with the index of its loop in `loops`.
+    func finished(_ transfer: CurlTransfer, on loop: CurlEventLoop, multiplexed: Bool) -> CurlHostQueues<CurlTransfer>.Admitted {
+        // A loop that is not the pool's frees no place (-1 is no loop's index).
+        let index = loops.firstIndex { $0 === loop } ?? -1
+        return queues.withLock { queues in
+            let admitted = queues.finished(origin: transfer.origin, loop: index, multiplexed: multiplexed)
+            for next in admitted { next.item.loop = loops[next.loop] }
+            return admitted
         }
     }
 
     /// How many transfers each of the transport's loops was given since it was made.
     var transfersAdmittedPerLoop: [Int] {
-        admissionLock.withLock { queues.admittedPerLoop }
+        queues.withLock { $0.admittedPerLoop }
     }
 }
 #endif

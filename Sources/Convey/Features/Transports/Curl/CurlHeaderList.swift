@@ -6,7 +6,7 @@ internal import CCurl
 /// costs two allocations a line.
 ///
 /// Owned by its handle, so touched by one party at a time (see `CurlEasyHandle`).
-final class CurlHeaderList: @unchecked Sendable {
+final class CurlHeaderList {
     /// Lines Convey adds to a request's own fields.
     struct Extras: OptionSet, Equatable {
         let rawValue: UInt8

@@ -20,7 +20,9 @@ struct CurlHostQueues<Item: AnyObject> {
     private struct Origin {
         /// Running transfers, per loop.
         var running: [Int]
-        var waiting: [Item] = []
+        /// Items in arrival order from `firstWaiting` on; the slots before it were admitted and
+        /// hold nothing, so that an admitted item is not kept alive here until the array is compacted.
+        var waiting: [Item?] = []
         var firstWaiting = 0
         var multiplexes = false
 
@@ -58,20 +60,44 @@ struct CurlHostQueues<Item: AnyObject> {
         return loop
     }
 
+    /// Waiting items admitted when another ended, each with its loop: most often none or one,
+    /// which it holds without an array of its own.
+    struct Admitted: RandomAccessCollection {
+        private var single: (item: Item, loop: Int)?
+        private var others: [(item: Item, loop: Int)] = []
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { single == nil ? 0 : 1 + others.count }
+
+        subscript(position: Int) -> (item: Item, loop: Int) {
+            guard position > 0 else {
+                guard let single else { preconditionFailure("index \(position) out of an empty collection") }
+                return single
+            }
+            return others[position - 1]
+        }
+
+        mutating func append(_ admitted: (item: Item, loop: Int)) {
+            if single == nil { single = admitted } else { others.append(admitted) }
+        }
+    }
+
     /// Records that an item running on `loop` ended, and whether its origin turned out to
     /// multiplex; returns the waiting items that may run now, already counted as running, each
     /// with its loop: `loop` itself first, where the freed connection is.
-    mutating func finished(origin key: String, loop: Int, multiplexed: Bool) -> [(item: Item, loop: Int)] {
-        guard var origin = origins.removeValue(forKey: key) else { return [] }
+    mutating func finished(origin key: String, loop: Int, multiplexed: Bool) -> Admitted {
+        var admitted = Admitted()
+        guard var origin = origins.removeValue(forKey: key) else { return admitted }
         guard origin.running.indices.contains(loop) else {
             origins[key] = origin
-            return []
+            return admitted
         }
         origin.running[loop] = max(0, origin.running[loop] - 1)
         if multiplexed { origin.multiplexes = true }
-        var admitted: [(item: Item, loop: Int)] = []
         while origin.hasWaiting, let next = loopWithRoom(in: origin, preferring: loop) {
-            admitted.append((origin.waiting[origin.firstWaiting], next))
+            guard let item = origin.waiting[origin.firstWaiting] else { break }
+            admitted.append((item, next))
+            origin.waiting[origin.firstWaiting] = nil
             origin.firstWaiting += 1
             start(on: next, in: &origin)
         }

@@ -9,19 +9,18 @@ import Musl
 /// A request body that curl pulls through its read callback: bytes in memory, or a file streamed
 /// from disk.
 ///
-/// Read only on the event loop thread while the transfer runs; closed by the sender afterwards.
-final class CurlRequestBody: @unchecked Sendable {
-    private enum Source {
+/// A value: the sender opens it, the event loop reads it while the transfer runs (the transfer's
+/// loop state keeps the position, `CurlTransferState`), and the sender closes it once the
+/// transfer is back.
+struct CurlRequestBody: Sendable {
+    private enum Source: Sendable {
         case data(Data)
         case file(descriptor: Int32)
     }
 
     private let source: Source
-    private var offset = 0
     /// The body's size.
     let size: Int64
-    /// Whether a read failed, so the transfer's error names the body rather than the network.
-    private(set) var readFailed = false
 
     /// A body held in memory.
     init(data: Data) {
@@ -51,28 +50,23 @@ final class CurlRequestBody: @unchecked Sendable {
         size = Int64(status.st_size)
     }
 
-    /// Fills `buffer` with the next bytes; 0 at the end, `nil` when reading failed.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    /// Fills `buffer` with the bytes from `offset` on (a file is read where it stands, which is
+    /// `offset`, since only this reads it); 0 at the end, `nil` when reading failed.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int? {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return 0 }
-        let count: Int
         switch source {
         case .data(let data):
-            count = min(buffer.count, data.count - offset)
+            let count = min(buffer.count, data.count - offset)
             guard count > 0 else { return 0 }
             data.withUnsafeBytes { bytes in
                 if let start = bytes.baseAddress { base.copyMemory(from: start + offset, byteCount: count) }
             }
+            return count
         case .file(let descriptor):
             var result: Int
             repeat { result = readFile(descriptor, base, buffer.count) } while result < 0 && errno == EINTR
-            count = result
+            return result >= 0 ? result : nil
         }
-        guard count >= 0 else {
-            readFailed = true
-            return nil
-        }
-        offset += count
-        return count
     }
 
     /// Releases the file; the sender calls it once the transfer is over.

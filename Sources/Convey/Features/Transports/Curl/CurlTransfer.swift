@@ -5,14 +5,23 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Synchronization
 
 /// One request and response on the wire (one hop of a redirect chain, which the pipeline
-/// follows): the easy handle set up for it, the sink its response goes to, and how it ended.
+/// follows), as its sender and the event loop hand it to each other.
 ///
-/// Ownership moves in one direction and back: the sender prepares it, the event loop runs it
-/// (callbacks parse the head and feed the sink on the loop thread), and the loop hands it back by
-/// resuming `continuation`, after which only the sender touches it again.
-final class CurlTransfer: @unchecked Sendable {
+/// Its state falls in three parts, each with its own guard:
+/// - what the sender set up, fixed from then on: the handle configured for the request, the
+///   sink, the limits;
+/// - what the loop's thread alone touches while it runs: the handle's `CurlTransferState`,
+///   behind a `CurlLoopBound` that asserts the thread, and `cancelRequested`;
+/// - the hand-off: the continuation the sender waits on and the `CurlTransferEnding` the loop
+///   leaves for it, behind `handOff`; which loop runs it, behind the pool's admission lock.
+///
+/// The sender prepares the transfer, the pool starts it on a loop, the loop runs it and resumes
+/// the continuation when it ends, however it ends; from then on only the sender touches it and
+/// its handle again.
+final class CurlTransfer: Sendable {
     let easy: CurlEasyHandle
     /// The transport's handles and connection limit this transfer belongs to.
     let pool: CurlHandlePool
@@ -20,55 +29,40 @@ final class CurlTransfer: @unchecked Sendable {
     /// Scheme, host and port: transfers to one origin share its connections and its queue.
     let origin: String
     /// Whether the exchange goes over TLS (an `https` URL).
-    private let usesTLS: Bool
+    let usesTLS: Bool
     /// The idle timeout, in nanoseconds of the monotonic clock.
     let idleTimeout: UInt64
-    private let requestBody: CurlRequestBody?
-    private let progressHandler: (@Sendable (TransferProgress) -> Void)?
+    let maximumHeadSize: Int
+    let sink: any ResponseBodySink
+    let progressHandler: (@Sendable (TransferProgress) -> Void)?
+    let requestBody: CurlRequestBody?
     /// The request's method, and whether it may go out a second time on a fresh connection when
     /// a reused one died before any response byte (RFC 9110 §9.2.2: idempotent methods only).
-    private let method: String
-    private let mayBeResent: Bool
-    private let sink: any ResponseBodySink
+    let method: String
+    let mayBeResent: Bool
     /// Whether gzip and deflate bodies are decoded here (not when the request asked for `identity`).
-    private var decodesContent = true
-    /// The request head as curl writes it, for a request that asks for it.
-    private let sentHead: CurlSentHead?
+    let decodesContent: Bool
+    /// Whether the loop keeps the head's lines and the body for the sender, which parses and
+    /// delivers them once the transfer is back, rather than feeding the sink as bytes arrive:
+    /// for a sink that takes bytes at the transport's pace, with no progress to report and no
+    /// large body expected. The loop then does no more per response than copy bytes.
+    let defersDelivery: Bool
 
-    // Filled on the loop thread while the transfer runs.
-    /// When bytes last moved, on the monotonic clock; the loop's idle timer reads it.
-    var lastActivity: UInt64 = 0
-    /// Whether the sink is full and curl has paused the transfer; the idle timer leaves it alone.
-    var isPaused = false
-    private var head: CurlResponseHead
-    private var deliveredHead: ResponseHead?
-    /// The connection's TLS version, read when the head arrived.
-    private var tlsVersion: String?
-    private var decoder: ContentDecoder?
-    /// Bytes at the start of the next delivery that were consumed before a pause: curl delivers a
-    /// paused chunk again, whole.
-    private var consumedBeforePause = 0
-    private var progress = TransferProgress()
-    /// Why a callback stopped the transfer: the sink, the decoder or the head parser threw.
-    private var callbackFailure: (any Error)?
-    /// Set by the loop when it ends the transfer itself: cancellation or the idle timer.
-    var failure: URLError?
-    /// curl's verdict on the transfer, set by the loop when it ends.
-    var result = CURLE_OK
-    /// Set on the loop thread when a cancellation arrives there before the start.
-    var cancelRequested = false
-    /// The loop its pool admitted it to; `nil` while it waits. Behind the pool's admission lock.
-    var loop: CurlEventLoop?
-    /// Set when the sender was cancelled before the pool saw the transfer. Behind the pool's admission lock.
-    var cancelledBeforeAdmission = false
-    /// Orders a finished transfer's results before its sender reads them (see `outcome`).
-    let handOffLock = InlineLock()
-    /// How many times curl was about to send the request; above one, curl is re-sending it.
-    private var sendAttempts = 0
-    /// Set when a re-send of a request that must not be repeated was stopped.
-    private var resendRefused = false
-    /// Resumed by the loop, exactly once, when the transfer is over.
-    var continuation: CheckedContinuation<Void, Never>?
+    private struct HandOff {
+        /// Resumed once, by whoever ends the transfer.
+        var continuation: CheckedContinuation<Void, Never>?
+        var ending: CurlTransferEnding?
+    }
+
+    /// Held by the party that writes it; ThreadSanitizer, which does not see this lock, sees the
+    /// order through the loop's inbox lock on the way in and the checked continuation on the way out.
+    private let handOff = Mutex(HandOff())
+
+    /// The loop its pool admitted it to; `nil` while it waits.
+    nonisolated(unsafe) var loop: CurlEventLoop?  // guarded by: the pool's admission lock
+    /// Set when the sender was cancelled before the pool saw the transfer.
+    nonisolated(unsafe) var cancelledBeforeAdmission = false  // guarded by: the pool's admission lock
+    nonisolated(unsafe) private var cancelledBeforeStart = false  // guarded by: the event loop's thread, asserted
 
     /// Prepares `easy` for `transportRequest`. Throws a `URLError` when the body file cannot be opened.
     init(_ transportRequest: TransportRequest, connectTimeout: Duration,
@@ -81,9 +75,8 @@ final class CurlTransfer: @unchecked Sendable {
         let address = request.url.absoluteString
         origin = easy.origin(of: address)
         usesTLS = origin.hasPrefix("https:")
-        let idleTimeout = transportRequest.timeout.clampedTimeout
-        self.idleTimeout = idleTimeout.curlNanoseconds
-        head = CurlResponseHead(maximumSize: transportRequest.maximumResponseHeadSize, buffer: easy.takeHeadBuffer())
+        idleTimeout = transportRequest.timeout.clampedTimeout.curlNanoseconds
+        maximumHeadSize = transportRequest.maximumResponseHeadSize
         progressHandler = transportRequest.progress
         method = request.method.rawValue
         mayBeResent = request.method.isIdempotent
@@ -94,10 +87,11 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             requestBody = nil
         }
-        sentHead = transportRequest.capturesSentHead ? CurlSentHead() : nil
-        configure(request, address: address, connectTimeout: connectTimeout)
-        easy.readsInLargePieces = transportRequest.expectsLargeBody
-        easy.sentHead = sentHead
+        defersDelivery = !sink.needsBackPressure && transportRequest.progress == nil && !transportRequest.expectsLargeBody
+        decodesContent = easy.configure(for: request, address: address, bodySize: requestBody?.size,
+                                        connectTimeout: connectTimeout, expectsLargeBody: transportRequest.expectsLargeBody)
+        // The handle holds it, as it holds the response's buffers: the loop writes it, the sender reads it after the hand-off.
+        easy.sentHead = transportRequest.capturesSentHead ? CurlSentHead() : nil
     }
 
     /// `scheme://authority` of an absolute URL's text: everything before the path.
@@ -113,67 +107,42 @@ final class CurlTransfer: @unchecked Sendable {
         return origin.utf8.contains(where: { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }) ? origin.lowercased() : String(origin)
     }
 
-    /// Sets every option a request may change, each time: the handle keeps the last request's
-    /// options otherwise (see `CurlEasyHandle` for why it is not reset).
-    private func configure(_ request: OutgoingRequest, address: String, connectTimeout: Duration) {
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        easy.set(CURLOPT_URL, string: address)
-        easy.set(CURLOPT_WRITEDATA, pointer: context)
-        easy.set(CURLOPT_HEADERDATA, pointer: context)
-        easy.set(CURLOPT_READDATA, pointer: context)
-        easy.set(CURLOPT_PREREQDATA, pointer: context)
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds)
+    // MARK: The hand-off
 
-        let method = request.method.rawValue
-        // Convey decodes gzip and deflate itself, checking their integrity, and hands any other
-        // coding through undecoded; so curl neither asks for nor decodes anything.
-        easy.set(CURLOPT_ACCEPT_ENCODING, pointer: nil)
-        easy.set(CURLOPT_HTTP_CONTENT_DECODING, 0)
-        var extras = CurlHeaderList.Extras()
-        if let acceptEncoding = request.fields.first(named: "Accept-Encoding") {
-            decodesContent = !acceptEncoding.equalsIgnoringASCIICase("identity")
-        } else {
-            decodesContent = true
-            extras.insert(.acceptEncoding)
+    /// Waits until the transfer has ended, however it ends, after `start` hands it over.
+    nonisolated(nonsending) func run(start: () -> Void) async {
+        await withCheckedContinuation { continuation in
+            handOff.withLock { $0.continuation = continuation }
+            start()
         }
-        // Back to a plain GET first (this also clears NOBODY and UPLOAD), then the method.
-        easy.set(CURLOPT_HTTPGET, 1)
-        let sendsBody = method != "HEAD" && (requestBody != nil || method == "POST" || method == "PUT" || method == "PATCH")
-        if method == "HEAD" {
-            easy.set(CURLOPT_NOBODY, 1)
-        } else if sendsBody {
-            easy.set(CURLOPT_POST, 1)
-            easy.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: requestBody?.size ?? 0)
-            // curl labels every body form-encoded; URLSession only POST bodies.
-            if method != "POST", !request.fields.contains(named: "Content-Type") { extras.insert(.blankContentType) }
-            // No `Expect: 100-continue` round trip, as with URLSession.
-            extras.insert(.blankExpect)
-        }
-        let methodCurlSends = method == "HEAD" ? "HEAD" : sendsBody ? "POST" : "GET"
-        if method == methodCurlSends {
-            easy.set(CURLOPT_CUSTOMREQUEST, pointer: nil)
-        } else {
-            easy.set(CURLOPT_CUSTOMREQUEST, string: method)
-        }
-        // The fields go out in the request's order, repeats as separate lines; the handle keeps
-        // the list it sent last and sends it again when nothing changed.
-        easy.set(CURLOPT_HTTPHEADER, list: easy.headerList.list(for: request.fields, extras: extras))
     }
 
-    /// Returns the handle's resources once the loop has handed the transfer back.
-    func releaseResources() {
-        requestBody?.close()
-        easy.headBuffer = head.takeBuffer()
+    /// Hands the transfer back to its sender at once, with the failure of a transfer that never
+    /// went on the wire (the pool ends those, on a sender's thread).
+    func end(_ ending: CurlTransferEnding) {
+        leave(ending)?.resume()
     }
 
-    /// Hands the transfer back to its sender, with `failure` when the loop or the pool ended it.
-    func end(failure: URLError?) {
-        let continuation = handOffLock.withLock {
-            self.failure = failure
-            defer { self.continuation = nil }
-            return self.continuation
+    /// Leaves `ending` for the sender and returns the continuation to resume it with: the loop
+    /// resumes it once it holds no reference to this transfer any more.
+    func leave(_ ending: CurlTransferEnding) -> CheckedContinuation<Void, Never>? {
+        handOff.withLock { handOff in
+            handOff.ending = ending
+            defer { handOff.continuation = nil }
+            return handOff.continuation
         }
-        continuation?.resume()
+    }
+
+    /// Whether a cancellation reached the loop before the start did; the loop's thread only.
+    var cancelRequested: Bool {
+        get {
+            CurlEventLoop.assertOnAnEventLoop()
+            return cancelledBeforeStart
+        }
+        set {
+            CurlEventLoop.assertOnAnEventLoop()
+            cancelledBeforeStart = newValue
+        }
     }
 
     /// The error of a transfer ended by cancellation.
@@ -181,35 +150,70 @@ final class CurlTransfer: @unchecked Sendable {
         URLError(.cancelled, userInfo: [NSURLErrorFailingURLErrorKey: url])
     }
 
+    // MARK: After the hand-off, on the sender's side
+
     /// What the transfer cost, once the response went to the sink whole, or the error it failed
-    /// with. Taking `handOffLock`, which whoever ended the transfer held, orders everything written before.
-    func outcome() throws -> ExchangeMetrics {
-        handOffLock.withLock {}
-        if let callbackFailure { throw failure(for: callbackFailure) }
-        if let failure { throw failure }
-        guard result == CURLE_OK else {
+    /// with. Delivers the head and body the loop kept, when delivery was deferred, on the
+    /// caller's executor.
+    nonisolated(nonsending) func outcome() async throws -> ExchangeMetrics {
+        let ending = handOff.withLock { $0.ending } ?? CurlTransferEnding(failure: Self.cancelled(url))
+        defer { requestBody?.close() }
+        if let failure = ending.failure { throw ending.failedInCallback ? self.failure(for: failure) : failure }
+        guard ending.result == CURLE_OK else {
             // A re-send stopped before it went out, or one curl gave up on because the body could not be rewound.
-            if resendRefused || (result == CURLE_SEND_FAIL_REWIND && !mayBeResent) { throw CurlErrors.notResent(method: method, url: url) }
-            if result == CURLE_OUT_OF_MEMORY, deliveredHead == nil {
+            if ending.resendRefused || (ending.result == CURLE_SEND_FAIL_REWIND && !mayBeResent) {
+                throw CurlErrors.notResent(method: method, url: url)
+            }
+            if ending.result == CURLE_OUT_OF_MEMORY, !ending.headEnded {
                 // curl refuses a single header line over its own limit (CURL_MAX_HTTP_HEADER) this way.
                 throw ConveyError.responseTooLarge(limit: Self.curlHeaderLineLimit, url: url, isHead: true)
             }
-            throw CurlErrors.urlError(for: result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
-                                      url: url, bodyReadFailed: requestBody?.readFailed ?? false)
+            throw CurlErrors.urlError(for: ending.result, osErrno: easy.info(CURLINFO_OS_ERRNO), message: easy.errorMessage,
+                                      url: url, bodyReadFailed: ending.bodyReadFailed)
         }
-        guard let deliveredHead else {
+        guard ending.headEnded else {
             throw Self.malformed("the response head never completed before the connection closed", url: url)
         }
-        do {
-            try decoder?.finish()
-        } catch {
-            throw failure(for: error)
+        let head: ResponseHead
+        if let delivered = ending.deliveredHead {
+            head = delivered
+        } else {
+            do {
+                let coding: ContentDecoder.Coding?
+                (head, coding) = try easy.headBuffer.withUnsafeBytes { block in
+                    try CurlResponseHead.parse(block: block, maximumSize: maximumHeadSize, buffer: &easy.parseBuffer, url: url)
+                }
+                try await deliver(head, decoder: decodesContent ? coding.map { ContentDecoder(coding: $0) } : nil)
+            } catch {
+                throw failure(for: error)
+            }
         }
-        return metrics(httpVersion: deliveredHead.httpVersion)
+        return metrics(httpVersion: head.httpVersion, tlsVersion: ending.tlsVersion)
+    }
+
+    /// Hands the sink the head and the body the loop kept, decoded when it has a coding Convey
+    /// decodes, waiting whenever the sink is full.
+    private nonisolated(nonsending) func deliver(_ head: ResponseHead, decoder: ContentDecoder?) async throws {
+        try sink.receive(head)
+        var offset = 0
+        while true {
+            let step = try easy.bodyBuffer.withUnsafeBytes { kept -> ContentDecoder.Progress in
+                let rest = UnsafeRawBufferPointer(rebasing: kept[offset...])
+                if let decoder { return try decoder.decode(rest) { try sink.offer($0) } }
+                if rest.isEmpty { return ContentDecoder.Progress(consumed: 0, paused: false) }
+                return try sink.offer(rest) ? ContentDecoder.Progress(consumed: rest.count, paused: false)
+                    : ContentDecoder.Progress(consumed: 0, paused: true)
+            }
+            offset += step.consumed
+            guard step.paused else { break }
+            await withCheckedContinuation { continuation in sink.whenReady { continuation.resume() } }
+            if Task.isCancelled { throw Self.cancelled(url) }
+        }
+        try decoder?.finish()
     }
 
     /// The figures curl kept for this transfer.
-    private func metrics(httpVersion: String) -> ExchangeMetrics {
+    private func metrics(httpVersion: String, tlsVersion: String?) -> ExchangeMetrics {
         func elapsed(_ info: CURLINFO) -> Duration? {
             let microseconds = easy.offsetInfo(info)
             return microseconds > 0 ? .microseconds(microseconds) : nil
@@ -225,11 +229,11 @@ final class CurlTransfer: @unchecked Sendable {
             bytesReceived: size(CURLINFO_SIZE_DOWNLOAD_T), httpVersion: httpVersion,
             reusedConnection: easy.info(CURLINFO_NUM_CONNECTS) == 0, tlsVersion: tlsVersion,
             certificateVerified: usesTLS ? pool.connectionOptions.verifiesCertificates : nil)
-        metrics.sentHead = sentHead?.text
+        metrics.sentHead = easy.sentHead?.text
         return metrics
     }
 
-    /// What a callback's error means to the pipeline.
+    /// What a callback's or the delivery's error means to the pipeline.
     private func failure(for error: any Error) -> any Error {
         switch error {
         case CurlResponseHead.Failure.tooLarge(let limit):
@@ -254,126 +258,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// curl's limit on one header line (CURL_MAX_HTTP_HEADER).
     private static var curlHeaderLineLimit: Int64 { 100 * 1024 }
-
-    // MARK: Callbacks, on the loop thread
-
-    fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = CurlClock.now
-        // Trailer fields after a chunked body: not part of the head.
-        guard deliveredHead == nil else { return bytes.count }
-        do {
-            guard try head.consume(bytes) else { return bytes.count }
-            let status = head.statusCode
-            // An interim response (100 Continue, 103 Early Hints): the final head follows.
-            if (100..<200).contains(status), status != 101 { return bytes.count }
-            let final = try head.head(url: url)
-            if decodesContent, let coding = ContentDecoder.Coding(contentEncoding: final.value(forHTTPHeaderField: "Content-Encoding")) {
-                decoder = ContentDecoder(coding: coding)
-            }
-            try sink.receive(final)
-            deliveredHead = final
-            if usesTLS { tlsVersion = easy.tlsVersion }
-            if progressHandler != nil {
-                let expected = easy.offsetInfo(CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
-                progress.totalBytesToReceive = expected >= 0 ? expected : nil
-            }
-            return bytes.count
-        } catch {
-            callbackFailure = error
-            return 0
-        }
-    }
-
-    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = CurlClock.now
-        guard deliveredHead != nil else {
-            callbackFailure = CurlResponseHead.Failure.malformed("body bytes arrived before a complete head")
-            return 0
-        }
-        let skipped = min(consumedBeforePause, bytes.count)
-        let input = UnsafeRawBufferPointer(rebasing: bytes[skipped...])
-        do {
-            if let decoder {
-                let step = try decoder.decode(input) { try sink.offer($0) }
-                if step.paused {
-                    consumedBeforePause = skipped + step.consumed
-                    reportReceived(step.consumed)
-                    return pause()
-                }
-            } else if try !sink.offer(input) {
-                return pause()
-            }
-            consumedBeforePause = 0
-            reportReceived(input.count)
-            return bytes.count
-        } catch {
-            callbackFailure = error
-            return 0
-        }
-    }
-
-    /// Pauses the transfer until the sink can take bytes again.
-    private func pause() -> Int {
-        isPaused = true
-        // The loop running this transfer, read here on its own thread.
-        let running = loop
-        sink.whenReady { [self] in running?.resume(self) }
-        return Int(CURL_WRITEFUNC_PAUSE)
-    }
-
-    private func reportReceived(_ count: Int) {
-        guard let progressHandler, count > 0 else { return }
-        progress.bytesReceived += Int64(count)
-        progressHandler(progress)
-    }
-
-    /// Whether the request may go out now: always the first time; again (curl retrying on a
-    /// fresh connection after a reused one died) only when its method is idempotent.
-    fileprivate func mayGoOut() -> Bool {
-        sendAttempts += 1
-        guard sendAttempts > 1, !mayBeResent else { return true }
-        resendRefused = true
-        return false
-    }
-
-    fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        lastActivity = CurlClock.now
-        guard let requestBody else { return 0 }
-        guard let count = requestBody.read(into: buffer) else { return Int(CURL_READFUNC_ABORT) }
-        if let progressHandler, count > 0 {
-            progress.bytesSent += Int64(count)
-            progress.totalBytesToSend = requestBody.size
-            progressHandler(progress)
-        }
-        return count
-    }
 }
 
-// Plain C functions: they cannot throw, and nothing in them can unwind into curl.
-
-let curlWriteCallback: convey_curl_data_callback = { buffer, size, count, context in
-    guard let buffer, let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    return transfer.receiveBody(UnsafeRawBufferPointer(start: buffer, count: size * count))
-}
-
-let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, context in
-    guard let buffer, let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    return transfer.receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
-}
-
-let curlPrerequestCallback: convey_curl_prereq_callback = { context, _, _, _, _ in
-    guard let context else { return CURL_PREREQFUNC_OK }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    return transfer.mayGoOut() ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
-}
-
-let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
-    guard let buffer, let context else { return Int(CURL_READFUNC_ABORT) }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    return transfer.sendBody(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
-}
 extension CurlTransfer: ExchangeCancelling {
     /// The run stopped: the transfer ends at once, wherever it is.
     func cancelExchange() { pool.cancel(self) }

@@ -92,6 +92,9 @@ import FoundationNetworking
     /// How many transfers each of this transport's loops was given since it was made.
     var transfersStartedPerLoop: [Int] { pool.transfersAdmittedPerLoop }
 
+    /// How many easy handles this transport has made: one, while it sends one request at a time.
+    var handlesMade: Int { pool.handlesMade }
+
     /// The loops this transport's transfers run on.
     var eventLoops: [CurlEventLoop] { pool.loops }
 
@@ -104,7 +107,7 @@ import FoundationNetworking
         self.configuration = configuration
         let count = min(max(configuration.eventLoops, 1), Self.maximumEventLoops)
         let loops = count == 1 ? [CurlEventLoop.shared]
-            : (1...count).map { CurlEventLoop(name: "Convey event loop \($0)/\(count)") }
+            : (1...count).map { _ in CurlEventLoop() }
         pool = CurlHandlePool(configuration: configuration, loops: loops, maximumIdleHandles: 32)
     }
 
@@ -159,26 +162,23 @@ import FoundationNetworking
             pool.recycle(easy)
             throw error
         }
-        defer {
-            transfer.releaseResources()
-            pool.recycle(easy)
-        }
+        defer { pool.recycle(easy) }
         // The run's stops (by tag or type, the total timeout) end the transfer as the task's cancellation does.
-        guard request.cancellation.register(transfer) else { throw CurlTransfer.cancelled(url) }
+        guard request.cancellation.register(transfer) else {
+            transfer.requestBody?.close()
+            throw CurlTransfer.cancelled(url)
+        }
         // No task executor preference for the loop: a task preferring it would run the actor's
         // queued jobs (app hooks) on the loop's thread whenever it held the actor.
         await withTaskCancellationHandler {
             _ = isolation
             // A checked continuation: its hand-off is one ThreadSanitizer follows (an unsafe one is
             // resumed from the loop thread in a way TSan reports as a race on the task's frame).
-            await withCheckedContinuation { continuation in
-                transfer.continuation = continuation
-                pool.start(transfer)
-            }
+            await transfer.run { pool.start(transfer) }
         } onCancel: {
             pool.cancel(transfer)
         }
-        return try transfer.outcome()
+        return try await transfer.outcome()
     }
 }
 #endif

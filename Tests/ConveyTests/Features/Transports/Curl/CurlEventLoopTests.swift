@@ -15,6 +15,25 @@ import Testing
 @Suite("Curl event loop", .wire, .serialized)
 struct CurlEventLoopTests {
     @Test(.timeLimit(.minutes(1)))
+    func eachLoopsThreadCarriesANameTheSystemShows() async throws {
+        let transport = CurlTransport(configuration: .init(eventLoops: 2))
+        let loops = transport.eventLoops.map(\.threadName) + [CurlEventLoop.shared.threadName]
+        #expect(Set(loops).count == 3)
+        // A loop names its thread as the thread starts.
+        var names: [String] = []
+        while !Set(loops).isSubset(of: names) {
+            names = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").compactMap { task in
+                try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8).trimmingCharacters(in: .newlines)
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        for name in loops {
+            #expect(name.wholeMatch(of: /convey-loop-[0-9]+/) != nil, "\(name)")
+            #expect(names.contains(name), "\(name) among \(names)")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func transfersStartedFromManyThreadsAllCompleteAndLeaveNothingBehind() async throws {
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 4))
         let url = try TestServers.nginx("/1k.bin")

@@ -64,6 +64,21 @@ struct CurlHostQueuesTests {
         #expect(queues.waitingCount == 0)
     }
 
+    @Test func anAdmittedItemIsNotKeptByTheQueue() {
+        var queues = CurlHostQueues<Item>(connectionsPerOrigin: 1)
+        _ = queues.admit(Item(), origin: "a")
+        weak var admitted: Item?
+        do {
+            let waiting = Item()
+            admitted = waiting
+            #expect(queues.admit(waiting, origin: "a") == nil)
+            #expect(queues.finished(origin: "a", loop: 0, multiplexed: false).count == 1)
+        }
+        // Others still wait behind it, so the queue is not compacted: the slot must let go.
+        _ = queues.admit(Item(), origin: "a")
+        #expect(admitted == nil)
+    }
+
     // MARK: Several loops
 
     @Test func theLimitIsSplitBetweenLoopsAndHoldsInTotal() {

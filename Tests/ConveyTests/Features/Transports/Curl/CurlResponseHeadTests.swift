@@ -75,6 +75,50 @@ struct CurlResponseHeadTests {
         #expect(try parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\nContent-Length: 10, 10\r\n\r\n").fields.values(named: "Content-Length").count == 2)
     }
 
+    @Test func aFoldedContentLengthIsCheckedAsItReads() {
+        #expect(throws: CurlResponseHead.Failure.malformed("Content-Length is not a number: 10 20")) {
+            try parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n 20\r\n\r\n")
+        }
+    }
+
+    /// The coding a block's `Content-Encoding` names, read while its fields are collected.
+    private func coding(_ fields: String) throws -> ContentDecoder.Coding? {
+        let block = Array("HTTP/1.1 200 OK\r\n\(fields)\r\n".utf8)
+        var buffer: [UInt8] = []
+        return try block.withUnsafeBytes { try CurlResponseHead.parse(block: $0, maximumSize: 4096, buffer: &buffer, url: url).coding }
+    }
+
+    @Test func theContentCodingIsReadAsTheCombinedFieldWouldBe() throws {
+        #expect(try coding("Content-Type: text/plain\r\ncontent-encoding: GZIP\r\n") == .gzip)
+        #expect(try coding("Content-Encoding: deflate\r\n") == .deflate)
+        #expect(try coding("Content-Encoding: br\r\n") == nil)
+        #expect(try coding("Content-Length: 3\r\n") == nil)
+        // Two fields combine into a list, which is never decoded; a folded one reads whole.
+        #expect(try coding("Content-Encoding: gzip\r\nContent-Encoding: gzip\r\n") == nil)
+        #expect(try coding("Content-Encoding: x\r\n gzip\r\n") == nil)
+        #expect(try coding("Content-Encoding:\r\n gzip\r\n") == .gzip)
+    }
+
+    @Test func aRawBlockParsesAsItsLinesDo() throws {
+        let text = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nA: 1\r\nB:  two \r\n\r\n"
+        var buffer: [UInt8] = []
+        let whole = try Array(text.utf8).withUnsafeBytes { try CurlResponseHead.parse(block: $0, maximumSize: 4096, buffer: &buffer, url: url).head }
+        #expect(whole == (try parse(text)))
+        #expect(buffer.capacity > 0, "the buffer comes back with its room, for the next head")
+    }
+
+    @Test func theLoopReadsStatusCodesAndBlankLinesOnly() {
+        func status(_ line: String) -> Int { Array(line.utf8).withUnsafeBytes { CurlResponseHead.statusCode(ofStatusLine: $0) } }
+        func blank(_ line: String) -> Bool { Array(line.utf8).withUnsafeBytes { CurlResponseHead.isBlankLine($0) } }
+        #expect(status("HTTP/1.1 103 Early Hints\r\n") == 103)
+        #expect(status("HTTP/2 200\r\n") == 200)
+        #expect(status("HTTP/1.1  204 No Content\r\n") == 204)
+        #expect(status("HTTP/1.1 20x\r\n") == 0)
+        #expect(status("HTTP/1.1\r\n") == 0)
+        #expect(blank("\r\n") && blank("\n"))
+        #expect(!blank(" \r\n") && !blank("A: 1\r\n") && !blank(""))
+    }
+
     @Test func tenThousandFieldsAreAllKept() throws {
         let fields = (0..<10_000).map { "X-Field-\($0): \($0)\r\n" }.joined()
         let head = try parse("HTTP/1.1 200 OK\r\n\(fields)\r\n", limit: 1 << 20)

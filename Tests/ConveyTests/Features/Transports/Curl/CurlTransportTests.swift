@@ -112,6 +112,15 @@ struct CurlTransportTests {
         #expect(try await echo("GET").headers["Accept-Encoding"]?.contains("gzip") == true)
     }
 
+    @Test func sequentialRequestsReuseTheirConnection() async throws {
+        let transport = CurlTransport(configuration: .init(tls: TLSConfiguration(trustRoots: .only(certificatesFile: try TestServers.nginxTLSCertificate()))))
+        for url in [try TestServers.nginx("/1k.bin"), try TestServers.nginxTLS("/1k.bin")] {
+            var reused: [Bool?] = []
+            for _ in 0..<4 { reused.append(try await transport.send(url).metrics.reusedConnection) }
+            #expect(reused == [false, true, true, true], "\(url)")
+        }
+    }
+
     @Test func handlesAreReusedAcrossManySequentialRequests() async throws {
         let transport = CurlTransport()
         let urls = [try TestServers.nginx("/1k.bin"), try TestServers.httpbin("/redirect/1"), try TestServers.httpbin("/status/404")]
