@@ -9,20 +9,29 @@ import Foundation
 /// refuses bytes and the transfer pauses until the writer catches up. Never glues two versions
 /// together: a `206` must start where the partial file ends, run to the end of a whole whose size
 /// agrees with what was recorded, and carry the validator it was asked for.
-final class FileBody: ResponseBodySink, @unchecked Sendable {
-    private let lock = NSLock()
+final class FileBody: ResponseBodySink, Sendable {
     private let claim: PartialClaim
     private let resumePoint: PartialDownload.ResumePoint?
     private let status: StatusCheck
     private let progress: DownloadProgressHandler?
     private let writer: DownloadWriter
-    private(set) var head: ResponseHead?
+    private let transfer = InlineLocked(Transfer())
+
+    /// What the response said, and where its body goes.
+    private struct Transfer: Sendable {
+        var head: ResponseHead?
+        /// The start of an error body, for `HTTPError`.
+        var errorBody = Data()
+        /// Whether the body goes to the partial file.
+        var writesFile = false
+        var written: Int64 = 0
+        var expectedTotal: Int64?
+    }
+
+    var head: ResponseHead? { transfer.withLock { $0.head } }
+
     /// The start of an error body, for `HTTPError`.
-    private(set) var errorBody = Data()
-    /// Whether the body goes to the partial file.
-    private var writesFile = false
-    private var written: Int64 = 0
-    private var expectedTotal: Int64?
+    var errorBody: Data { transfer.withLock { $0.errorBody } }
 
     /// How much of an error body is kept.
     private static var errorBodyLimit: Int { 64 * 1024 }
@@ -46,36 +55,36 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     private var partial: PartialDownload { claim.partial }
 
     func receive(_ head: ResponseHead) throws {
-        try lock.withLock {
-            self.head = head
+        try transfer.withLock { transfer in
+            transfer.head = head
             if status.throwsError(forStatus: head.statusCode) {
                 // The partial bytes do not fit the resource any more: the next attempt starts over.
                 if head.statusCode == 416 { discardLater() }
             } else if head.statusCode == 206 {
-                try continuePartial(head)
+                try continuePartial(head, in: &transfer)
             } else {
-                try startOver(head)
+                try startOver(head, in: &transfer)
             }
         }
         report()
     }
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        try lock.withLock {
-            guard writesFile else {
-                let room = max(0, Self.errorBodyLimit - errorBody.count)
-                errorBody.append(contentsOf: bytes.prefix(room))
+        try transfer.withLock { transfer in
+            guard transfer.writesFile else {
+                let room = max(0, Self.errorBodyLimit - transfer.errorBody.count)
+                transfer.errorBody.append(contentsOf: bytes.prefix(room))
                 return true
             }
-            if let expectedTotal, written + Int64(bytes.count) > expectedTotal {
+            if let expectedTotal = transfer.expectedTotal, transfer.written + Int64(bytes.count) > expectedTotal {
                 throw failure("the server sent more than the \(expectedTotal) bytes it announced")
             }
             do throws(FileFailure) {
-                guard try writer.enqueue(bytes, at: written, of: expectedTotal) else { return false }
+                guard try writer.enqueue(bytes, at: transfer.written, of: transfer.expectedTotal) else { return false }
             } catch {
                 throw failure(error.description)
             }
-            written += Int64(bytes.count)
+            transfer.written += Int64(bytes.count)
             return true
         }
     }
@@ -87,9 +96,9 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
     /// Once the transfer is over: waits for the writer, flushes the file to the disk and checks
     /// its length against what the server announced. Throws a write that failed on the way.
     func finishTransfer() async throws {
-        let (writesFile, written, expectedTotal) = lock.withLock {
-            defer { self.writesFile = false }
-            return (self.writesFile, self.written, self.expectedTotal)
+        let (writesFile, written, expectedTotal) = transfer.withLock { transfer in
+            defer { transfer.writesFile = false }
+            return (transfer.writesFile, transfer.written, transfer.expectedTotal)
         }
         guard writesFile else {
             // File calls the head asked for (dropping refused partial bytes) are done before the attempt ends.
@@ -115,7 +124,7 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
 
     // MARK: Inside the lock
 
-    private func continuePartial(_ head: ResponseHead) throws {
+    private func continuePartial(_ head: ResponseHead, in transfer: inout Transfer) throws {
         guard let resumePoint else { throw failure("the server sent 206 Partial Content to a request for the whole file") }
         guard let range = head.fields["Content-Range"].flatMap(ContentRange.init) else {
             throw failure("a 206 without a usable Content-Range: \(head.fields["Content-Range"] ?? "none")")
@@ -124,9 +133,9 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
             discardLater()
             throw failure(reason)
         }
-        writesFile = true
-        written = resumePoint.offset
-        expectedTotal = range.total
+        transfer.writesFile = true
+        transfer.written = resumePoint.offset
+        transfer.expectedTotal = range.total
     }
 
     /// Why a `206` does not prove that it continues the partial bytes, or `nil` when it does: it
@@ -152,28 +161,29 @@ final class FileBody: ResponseBodySink, @unchecked Sendable {
         return nil
     }
 
-    private func startOver(_ head: ResponseHead) throws {
+    private func startOver(_ head: ResponseHead, in transfer: inout Transfer) throws {
         let url = head.url.absoluteString
         // Only a success names the resource a later `Range` may continue; another status the task
         // reads as a response (its body goes to the file all the same) leaves no record.
         let resumable = (200..<300).contains(head.statusCode)
         let validator = resumable ? head.fields["ETag"].flatMap { $0.hasPrefix("W/") ? nil : $0 } ?? head.fields["Last-Modified"] : nil
-        expectedTotal = head.fields["Content-Length"].flatMap { Int64($0.trimmingASCIIWhitespace()) }
+        let expectedTotal = head.fields["Content-Length"].flatMap { Int64($0.trimmingASCIIWhitespace()) }
+        transfer.expectedTotal = expectedTotal
         // On the writer's queue, before the first chunk: the transport's thread never waits for the disk.
         let (claim, partial, record) = (claim, partial, validator.map { PartialDownload.Record(url: url, validator: $0, total: expectedTotal) })
         writer.perform { () throws(FileFailure) in
             try claim.discardBytes()
             try partial.saveRecord(record)
         }
-        writesFile = true
-        written = 0
+        transfer.writesFile = true
+        transfer.written = 0
     }
 
     /// Reports progress when the body starts going to the file, after the head, on the writer's queue.
     private func report() {
         guard progress != nil else { return }
-        let snapshot: DownloadProgress? = lock.withLock {
-            writesFile ? DownloadProgress(bytesWritten: written, totalBytes: expectedTotal) : nil
+        let snapshot: DownloadProgress? = transfer.withLock { transfer in
+            transfer.writesFile ? DownloadProgress(bytesWritten: transfer.written, totalBytes: transfer.expectedTotal) : nil
         }
         if let snapshot { writer.report(snapshot) }
     }

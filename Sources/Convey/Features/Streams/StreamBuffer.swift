@@ -6,31 +6,79 @@ import Foundation
 /// It refuses bytes once `capacity` are waiting (the transport then pauses) and asks the transport
 /// to go on once the reader has taken enough that the refused bytes fit, with half the capacity free.
 /// So memory holds at most `capacity` plus one chunk, whatever the producer does.
-final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
+final class StreamBuffer: ResponseBodySink, Sendable {
     /// How the transfer ended, once it has.
-    enum End {
+    enum End: Sendable {
         case finished
         case failed(any Error)
     }
 
     let capacity: Int
-    private let lock = NSLock()
-    private var head: ResponseHead?
-    private var headWaiter: CheckedContinuation<ResponseHead, any Error>?
-    private var chunks: [Data] = []
-    private var firstChunk = 0
-    private var bufferedBytes = 0
-    /// The size of the bytes last refused: the transport offers them again once they fit.
-    private var refusedBytes = 0
-    private var pendingResume: (@Sendable () -> Void)?
-    private var end: End?
-    /// Whether the reader has gone: offers throw and the reader sees the end.
-    private var closed = false
-    /// Whether it was closed by `cancel()` and the reader has yet to learn so from `next()`.
-    private var cancellationUnreported = false
-    private var reader: CheckedContinuation<Void, Never>?
+    private let queue = InlineLocked(Queue())
+
+    /// What the transport and the reader share.
+    private struct Queue: Sendable {
+        var head: ResponseHead?
+        var headWaiter: CheckedContinuation<ResponseHead, any Error>?
+        var chunks: [Data] = []
+        var firstChunk = 0
+        var bufferedBytes = 0
+        /// The size of the bytes last refused: the transport offers them again once they fit.
+        var refusedBytes = 0
+        var pendingResume: (@Sendable () -> Void)?
+        var end: End?
+        /// Whether the reader has gone: offers throw and the reader sees the end.
+        var closed = false
+        /// Whether it was closed by `cancel()` and the reader has yet to learn so from `next()`.
+        var cancellationUnreported = false
+        var reader: CheckedContinuation<Void, Never>?
+        /// Body bytes the reader has taken, for saying where a failure happened.
+        var deliveredBytes: Int64 = 0
+
+        /// Whether the refused bytes fit now, with at least half of `capacity` free.
+        func hasRoom(capacity: Int) -> Bool {
+            bufferedBytes == 0 || (bufferedBytes + refusedBytes <= capacity && bufferedBytes <= capacity / 2)
+        }
+
+        /// Takes the next chunk, with the transport's resume when it may go on.
+        mutating func take(capacity: Int) -> Step {
+            if closed {
+                guard cancellationUnreported else { return .ended }
+                cancellationUnreported = false
+                return .failed(ConveyError.cancelled)
+            }
+            if firstChunk < chunks.count {
+                let data = chunks[firstChunk]
+                firstChunk += 1
+                bufferedBytes -= data.count
+                deliveredBytes += Int64(data.count)
+                if firstChunk == chunks.count {
+                    chunks.removeAll(keepingCapacity: true)
+                    firstChunk = 0
+                } else if firstChunk >= 64 {
+                    chunks.removeFirst(firstChunk)
+                    firstChunk = 0
+                }
+                var resume: (@Sendable () -> Void)?
+                if pendingResume != nil, hasRoom(capacity: capacity) {
+                    resume = pendingResume
+                    pendingResume = nil
+                }
+                return .chunk(data, resume: resume)
+            }
+            switch end {
+            case .failed(let error):
+                // Reported once; afterwards the stream has simply ended.
+                end = .finished
+                return .failed(error)
+            case .finished: return .ended
+            case nil: return .wait
+            }
+        }
+    }
+
     /// Body bytes the reader has taken, for saying where a failure happened.
-    private(set) var deliveredBytes: Int64 = 0
+    var deliveredBytes: Int64 { queue.withLock { $0.deliveredBytes } }
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
@@ -42,26 +90,26 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     var needsBackPressure: Bool { true }
 
     func receive(_ head: ResponseHead) throws {
-        let waiter = try lock.withLock { () throws -> CheckedContinuation<ResponseHead, any Error>? in
-            if closed { throw CancellationError() }
-            self.head = head
-            defer { headWaiter = nil }
-            return headWaiter
+        let waiter = try queue.withLock { queue throws -> CheckedContinuation<ResponseHead, any Error>? in
+            if queue.closed { throw CancellationError() }
+            queue.head = head
+            defer { queue.headWaiter = nil }
+            return queue.headWaiter
         }
         waiter?.resume(returning: head)
     }
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
-        let waiting = try lock.withLock { () throws -> CheckedContinuation<Void, Never>?? in
-            if closed { throw CancellationError() }
-            guard bufferedBytes == 0 || bufferedBytes + bytes.count <= capacity else {
-                refusedBytes = bytes.count
+        let waiting = try queue.withLock { queue throws -> CheckedContinuation<Void, Never>?? in
+            if queue.closed { throw CancellationError() }
+            guard queue.bufferedBytes == 0 || queue.bufferedBytes + bytes.count <= capacity else {
+                queue.refusedBytes = bytes.count
                 return .none
             }
-            chunks.append(Data(bytes))
-            bufferedBytes += bytes.count
-            defer { reader = nil }
-            return .some(reader)
+            queue.chunks.append(Data(bytes))
+            queue.bufferedBytes += bytes.count
+            defer { queue.reader = nil }
+            return .some(queue.reader)
         }
         guard let waiting else { return false }
         waiting?.resume()
@@ -69,28 +117,23 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     }
 
     func whenReady(_ resume: @escaping @Sendable () -> Void) {
-        let now = lock.withLock {
-            if closed || hasRoom { return true }
-            pendingResume = resume
+        let now = queue.withLock { queue in
+            if queue.closed || queue.hasRoom(capacity: capacity) { return true }
+            queue.pendingResume = resume
             return false
         }
         if now { resume() }
     }
 
-    /// Whether the refused bytes fit now, with at least half the capacity free.
-    private var hasRoom: Bool {
-        bufferedBytes == 0 || (bufferedBytes + refusedBytes <= capacity && bufferedBytes <= capacity / 2)
-    }
-
     /// Records how the transfer ended; the first end counts.
     func finish(_ outcome: End) {
-        let (headWaiter, reader) = lock.withLock {
-            if end == nil { end = outcome }
+        let (headWaiter, reader) = queue.withLock { queue in
+            if queue.end == nil { queue.end = outcome }
             defer {
-                self.headWaiter = nil
-                self.reader = nil
+                queue.headWaiter = nil
+                queue.reader = nil
             }
-            return (self.headWaiter, self.reader)
+            return (queue.headWaiter, queue.reader)
         }
         if let headWaiter {
             if case .failed(let error) = outcome {
@@ -107,14 +150,14 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     /// Waits for the response head; throws how the transfer failed when it ended without one.
     func waitForHead() async throws -> ResponseHead {
         try await withCheckedThrowingContinuation { continuation in
-            let outcome: Result<ResponseHead, any Error>? = lock.withLock {
-                if let head { return .success(head) }
-                if closed { return .failure(CancellationError()) }
-                switch end {
+            let outcome: Result<ResponseHead, any Error>? = queue.withLock { queue in
+                if let head = queue.head { return .success(head) }
+                if queue.closed { return .failure(CancellationError()) }
+                switch queue.end {
                 case .failed(let error): return .failure(error)
                 case .finished: return .failure(URLError(.badServerResponse))
                 case nil:
-                    headWaiter = continuation
+                    queue.headWaiter = continuation
                     return nil
                 }
             }
@@ -126,7 +169,7 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     /// transfer failed, once the chunks before the failure are taken.
     func next() async throws -> Data? {
         while true {
-            let step: Step = lock.withLock { take() }
+            let step = queue.withLock { $0.take(capacity: capacity) }
             switch step {
             case .chunk(let data, let resume):
                 resume?()
@@ -135,9 +178,9 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
             case .failed(let error): throw error
             case .wait:
                 await withCheckedContinuation { continuation in
-                    let ready = lock.withLock {
-                        guard chunks.count == firstChunk, end == nil, !closed else { return true }
-                        reader = continuation
+                    let ready = queue.withLock { queue in
+                        guard queue.chunks.count == queue.firstChunk, queue.end == nil, !queue.closed else { return true }
+                        queue.reader = continuation
                         return false
                     }
                     if ready { continuation.resume() }
@@ -153,42 +196,6 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
         case wait
     }
 
-    /// Takes the next chunk under the lock, with the transport's resume when it may go on.
-    private func take() -> Step {
-        if closed {
-            guard cancellationUnreported else { return .ended }
-            cancellationUnreported = false
-            return .failed(ConveyError.cancelled)
-        }
-        if firstChunk < chunks.count {
-            let data = chunks[firstChunk]
-            firstChunk += 1
-            bufferedBytes -= data.count
-            deliveredBytes += Int64(data.count)
-            if firstChunk == chunks.count {
-                chunks.removeAll(keepingCapacity: true)
-                firstChunk = 0
-            } else if firstChunk >= 64 {
-                chunks.removeFirst(firstChunk)
-                firstChunk = 0
-            }
-            var resume: (@Sendable () -> Void)?
-            if pendingResume != nil, hasRoom {
-                resume = pendingResume
-                pendingResume = nil
-            }
-            return .chunk(data, resume: resume)
-        }
-        switch end {
-        case .failed(let error):
-            // Reported once; afterwards the stream has simply ended.
-            end = .finished
-            return .failed(error)
-        case .finished: return .ended
-        case nil: return .wait
-        }
-    }
-
     /// Ends the body before its end: like `close()`, but the next `next()` throws
     /// `ConveyError.cancelled`, so a reader cannot take a cut body for a whole one. A body already
     /// complete and fully taken stays complete.
@@ -202,19 +209,19 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     }
 
     private func close(reportingCancellation: Bool) {
-        let (headWaiter, reader, resume) = lock.withLock {
-            let complete: Bool = if case .finished = end { firstChunk == chunks.count } else { false }
-            if reportingCancellation, !closed, !complete { cancellationUnreported = true }
-            closed = true
-            chunks.removeAll()
-            firstChunk = 0
-            bufferedBytes = 0
+        let (headWaiter, reader, resume) = queue.withLock { queue in
+            let complete: Bool = if case .finished = queue.end { queue.firstChunk == queue.chunks.count } else { false }
+            if reportingCancellation, !queue.closed, !complete { queue.cancellationUnreported = true }
+            queue.closed = true
+            queue.chunks.removeAll()
+            queue.firstChunk = 0
+            queue.bufferedBytes = 0
             defer {
-                self.headWaiter = nil
-                self.reader = nil
-                pendingResume = nil
+                queue.headWaiter = nil
+                queue.reader = nil
+                queue.pendingResume = nil
             }
-            return (self.headWaiter, self.reader, pendingResume)
+            return (queue.headWaiter, queue.reader, queue.pendingResume)
         }
         headWaiter?.resume(throwing: CancellationError())
         reader?.resume()
@@ -223,5 +230,5 @@ final class StreamBuffer: ResponseBodySink, @unchecked Sendable {
     }
 
     /// The final URL, once the head has arrived.
-    var headURL: URL? { lock.withLock { head?.url } }
+    var headURL: URL? { queue.withLock { $0.head?.url } }
 }
