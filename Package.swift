@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "ConveyTesting", dependencies: ["Convey"], path: "Sources/ConveyTesting"),
         .executableTarget(name: "ConveyHarness", dependencies: ["Convey"], path: "Harness", exclude: ["Benchmarks"]),
         // Benchmarks: release builds run by scripts/bench-*, beside the harness they share a folder with.
-        .target(name: "BenchSupport", path: "Harness/Benchmarks/BenchSupport"),
+        .target(name: "BenchSupport", dependencies: ["Convey"], path: "Harness/Benchmarks/BenchSupport"),
         .executableTarget(name: "ConveyBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/ConveyBench"),
         .executableTarget(name: "UploadMemoryBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/UploadMemoryBench"),
         .executableTarget(name: "CacheBench", dependencies: ["Convey"], path: "Harness/Benchmarks/CacheBench"),

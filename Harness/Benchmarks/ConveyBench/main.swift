@@ -21,7 +21,7 @@
 // within each round. With `--loops 1,2,...`, the small GETs also run through Convey on curl and
 // CurlTransport alone with each number of event loops (`CurlTransport.Configuration.eventLoops`),
 // in the same rounds, and each count's throughput and CPU are given against the first count's.
-import BenchSupport
+@_spi(Transport) import BenchSupport
 @_spi(Transport) import Convey
 import Foundation
 #if canImport(FoundationNetworking)
@@ -152,18 +152,6 @@ struct JSONPost: JSONUploadingTask {
     let uploadPayload: [Item]?
     var path: String { "upload-sink" }
     var method: HTTPMethod { .post }
-}
-
-/// Answers every request at once with one response: Convey's pipeline with nothing under it.
-struct CannedTransport: ConveyTransport {
-    let response: TransportResponse
-    /// It answers at once: there is never an exchange in flight for a run's stop to end, so it
-    /// runs in the run's own task, as the built-in transports do.
-    var registersExchangeCancellation: Bool { true }
-    nonisolated(nonsending) func send(_ request: TransportRequest, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
-        try await sink.deliver(response)
-        return response.metrics
-    }
 }
 
 @ConveyActor

@@ -5,7 +5,7 @@
 // interleaved round by round, medians and ranges.
 //
 //   scripts/bench-seam [--requests 8000] [--rounds 5]
-import BenchSupport
+@_spi(Transport) import BenchSupport
 @_spi(Transport) import Convey
 import Foundation
 
@@ -57,7 +57,7 @@ func server(_ mode: Mode, remote: Remote, stubbed: Bool) -> ConveyServer {
     let server = ConveyServer(remote: remote, configuration: configuration)
     if stubbed {
         let body = Data(repeating: 0x61, count: 1024)
-        server.transport = StubTransport { request in TransportResponse(url: request.request.url, body: body) }
+        server.transport = CannedTransport(response: TransportResponse(url: remote.url, body: body))
     }
     return server
 }
