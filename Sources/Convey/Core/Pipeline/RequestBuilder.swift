@@ -125,7 +125,7 @@ struct RequestTemplate: Sendable {
     @ConveyActor
     static func make<Task: DownloadingTask>(for task: Task, server: ConveyServer, url fixed: URL?) -> Result<RequestTemplate, ConveyError> {
         do throws(ConveyError) {
-            if server.configuration.failsAllRequests { throw .requestsDisabledForDebugging }
+            if server.storedConfiguration.failsAllRequests { throw .requestsDisabledForDebugging }
             if server.disabled { throw .serverDisabled(server: server.name) }
             let url: URL
             if let fixed {
@@ -134,12 +134,12 @@ struct RequestTemplate: Sendable {
                 guard let remote = server.remote else { throw .noRemote(server: server.name) }
                 url = try RequestBuilder.url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
             }
-            let userAgent = server.configuration.userAgent ?? ServerConfiguration.standardUserAgent
+            let userAgent = server.storedConfiguration.userAgent ?? ServerConfiguration.standardUserAgent
             try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
-            let defaultHeaders = server.configuration.defaultHeaders
+            let defaultHeaders = server.storedConfiguration.defaultHeaders
             try FieldValidation.check(defaultHeaders, source: .defaultHeaders)
             return .success(RequestTemplate(url: url, method: task.method, userAgent: userAgent, defaultHeaders: defaultHeaders,
-                                            asksForIdentity: !server.configuration.enableGZipDownloads))
+                                            asksForIdentity: !server.storedConfiguration.enableGZipDownloads))
         } catch {
             return .failure(error)
         }

@@ -61,27 +61,27 @@ final class RunPlan: Sendable {
         self.server = server
         transport = server.transport
         tag = task.sessionTag
-        idleTimeout = (taskConfiguration?.timeout ?? server.configuration.defaultTimeout).clampedTimeout
-        totalTimeout = (deliveryTimeout ?? taskConfiguration?.totalTimeout ?? server.configuration.defaultTotalTimeout)?.clampedTimeout
-        sizeLimit = taskConfiguration?.maximumResponseSize ?? server.configuration.maximumResponseSize
-        headSizeLimit = server.configuration.maximumResponseHeadSize
-        allowsExpensiveNetworkAccess = taskConfiguration?.allowsExpensiveNetworkAccess ?? server.configuration.allowsExpensiveNetworkAccess
-        allowsConstrainedNetworkAccess = taskConfiguration?.allowsConstrainedNetworkAccess ?? server.configuration.allowsConstrainedNetworkAccess
+        idleTimeout = (taskConfiguration?.timeout ?? server.storedConfiguration.defaultTimeout).clampedTimeout
+        totalTimeout = (deliveryTimeout ?? taskConfiguration?.totalTimeout ?? server.storedConfiguration.defaultTotalTimeout)?.clampedTimeout
+        sizeLimit = taskConfiguration?.maximumResponseSize ?? server.storedConfiguration.maximumResponseSize
+        headSizeLimit = server.storedConfiguration.maximumResponseHeadSize
+        allowsExpensiveNetworkAccess = taskConfiguration?.allowsExpensiveNetworkAccess ?? server.storedConfiguration.allowsExpensiveNetworkAccess
+        allowsConstrainedNetworkAccess = taskConfiguration?.allowsConstrainedNetworkAccess ?? server.storedConfiguration.allowsConstrainedNetworkAccess
         self.keepsBodyInMemory = keepsBodyInMemory
         redirects = RedirectPolicy(
-            follows: task.followsRedirects, maximum: server.configuration.maximumRedirects, credentials: server.configuration.redaction)
+            follows: task.followsRedirects, maximum: server.storedConfiguration.maximumRedirects, credentials: server.storedConfiguration.redaction)
         status = StatusCheck(task: task)
         decoder = task.decoder
         hooks = KnownHooks.of(T.self)
         method = task.method
         retryPolicy = task.retryPolicy
-        clock = server.configuration.runClock
-        retryWaiter = server.configuration.retryWaiter
+        clock = server.storedConfiguration.runClock
+        retryWaiter = server.storedConfiguration.retryWaiter
 
         var parts = RunParts()
-        parts.runSteps = server.configuration.interceptors + task.interceptors
-        parts.exchangeSteps = server.configuration.exchangeInterceptors + task.exchangeInterceptors
-        parts.observers = server.configuration.observers
+        parts.runSteps = server.storedConfiguration.interceptors + task.interceptors
+        parts.exchangeSteps = server.storedConfiguration.exchangeInterceptors + task.exchangeInterceptors
+        parts.observers = server.storedConfiguration.observers
         RunScope.join(&parts, for: T.self)
         let setup = RunSetup(server: server, idleTimeout: idleTimeout, sizeLimit: sizeLimit, keepsBodyInMemory: keepsBodyInMemory, hooks: hooks)
         for feature in ConveyServer.builtInFeatures {

@@ -60,7 +60,10 @@ open class ConveyServer: ConveyServerable {
             if TransportSettings(storedConfiguration) != before { standardTransport = nil }
         }
     }
-    private var storedConfiguration: ServerConfiguration
+    /// The configuration itself, which the library's own code reads setting by setting: a read
+    /// through `configuration` from a generic context (a task's default `decoder`, say) copied
+    /// the whole struct, about 40 references retained and released, once per setting read.
+    private(set) final var storedConfiguration: ServerConfiguration
 
     /// The settings the built-in transport is made from: a change to them makes a new one.
     private struct TransportSettings: Equatable {

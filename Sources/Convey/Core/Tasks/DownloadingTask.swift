@@ -124,19 +124,19 @@ extension DownloadingTask {
         get async throws { try await server.headers(for: self) }
     }
     public var configuration: TaskConfiguration? { nil }
-    public var statusRule: StatusRule { server.configuration.reportBadHTTPStatusAsError ? .standard : .never }
-    public var followsRedirects: Bool { server.configuration.followsRedirects }
-    public var decoder: JSONDecoder { server.configuration.defaultDecoder }
+    public var statusRule: StatusRule { server.storedConfiguration.reportBadHTTPStatusAsError ? .standard : .never }
+    public var followsRedirects: Bool { server.storedConfiguration.followsRedirects }
+    public var decoder: JSONDecoder { server.storedConfiguration.defaultDecoder }
     public var requestBody: RequestBody? {
         get async throws { nil }
     }
     public var sessionTag: String? { nil }
-    public var retryPolicy: RetryPolicy? { server.configuration.retryPolicy }
-    public var cacheStrategy: CacheStrategy { server.configuration.defaultCacheStrategy }
+    public var retryPolicy: RetryPolicy? { server.storedConfiguration.retryPolicy }
+    public var cacheStrategy: CacheStrategy { server.storedConfiguration.defaultCacheStrategy }
     public var cachesAuthorizedResponses: Bool { true }
     public var interceptors: [any Interceptor] { [] }
     public var exchangeInterceptors: [any Interceptor] { [] }
-    public var echoStyle: TaskEchoStyle { server.configuration.defaultEchoStyle }
+    public var echoStyle: TaskEchoStyle { server.storedConfiguration.defaultEchoStyle }
     public func echoStyle(for data: Data?) -> TaskEchoStyle {
         HookProbe.defaultRan(.echoStyleForData, of: Self.self)
         return echoStyle

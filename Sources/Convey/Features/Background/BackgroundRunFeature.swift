@@ -4,7 +4,7 @@
 struct BackgroundRunFeature: RunFeature {
     @ConveyActor
     func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
-        if setup.server.configuration.finishesRunsInBackground { parts.observers.append(BackgroundRunObserver(assertion: .shared)) }
+        if setup.server.storedConfiguration.finishesRunsInBackground { parts.observers.append(BackgroundRunObserver(assertion: .shared)) }
     }
 }
 

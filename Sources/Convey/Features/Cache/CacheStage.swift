@@ -27,15 +27,15 @@ struct CachePolicy: Sendable {
     @ConveyActor
     init?<Task: DownloadingTask>(task: Task, server: ConveyServer, idleTimeout: Duration, sizeLimit: Int64?) {
         let strategy = task.cacheStrategy
-        guard server.configuration.cache != nil || strategy == .localOnly else { return nil }
-        cache = server.configuration.cache
+        guard server.storedConfiguration.cache != nil || strategy == .localOnly else { return nil }
+        cache = server.storedConfiguration.cache
         self.strategy = strategy
         cachesAuthorizedResponses = task.cachesAuthorizedResponses
-        credentials = server.configuration.redaction
+        credentials = server.storedConfiguration.redaction
         exchangeRules = ExchangeRules(server: ObjectIdentifier(server), limit: sizeLimit, timeout: idleTimeout)
-        heuristic = server.configuration.heuristicFreshness
+        heuristic = server.storedConfiguration.heuristicFreshness
         // Upload tasks carry a body (possibly a file the request does not show): never coalesced.
-        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.configuration.coalescesRequests)
+        coalesces = !(task is any UploadingTask) && (task.configuration?.coalescesRequests ?? server.storedConfiguration.coalescesRequests)
         reporter = CacheExchangeReporter(task: task, server: server)
     }
 }

@@ -56,13 +56,13 @@ struct EchoPlan: Sendable {
         } else {
             styleForData = nil
         }
-        sink = server.configuration.echoSink
-        redaction = server.configuration.redaction
-        recorder = server.configuration.recorder
+        sink = server.storedConfiguration.echoSink
+        redaction = server.storedConfiguration.redaction
+        recorder = server.storedConfiguration.recorder
         method = task.method
         taskType = Task.self
-        serverName = server.configuration.recorder == nil ? "" : server.name
-        verificationOffForHTTPS = server.usesBuiltInTransport && server.configuration.tls.disablesCertificateVerificationInsecurely
+        serverName = server.storedConfiguration.recorder == nil ? "" : server.name
+        verificationOffForHTTPS = server.usesBuiltInTransport && server.storedConfiguration.tls.disablesCertificateVerificationInsecurely
         self.label = label
     }
 

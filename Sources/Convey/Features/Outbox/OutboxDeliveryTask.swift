@@ -60,7 +60,7 @@ struct OutboxDeliveryTask: DownloadingTask {
     }
 
     func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {
-        sentSecrets.add(OutboxCredentials.secretValues(of: Array(request.fields), redaction: server.configuration.redaction))
+        sentSecrets.add(OutboxCredentials.secretValues(of: Array(request.fields), redaction: server.storedConfiguration.redaction))
         return request
     }
 

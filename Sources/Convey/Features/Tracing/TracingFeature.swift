@@ -4,9 +4,9 @@
 struct TracingFeature: RunFeature {
     @ConveyActor
     func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
-        guard let tracing = setup.server.configuration.tracing else { return }
+        guard let tracing = setup.server.storedConfiguration.tracing else { return }
         let policy = TracePolicy(tracing: tracing, remote: parts.url ?? setup.server.remote?.url,
-                                 redaction: setup.server.configuration.redaction)
+                                 redaction: setup.server.storedConfiguration.redaction)
         parts.runSteps.insert(RunSpanStep(policy: policy, taskType: Task.self), at: 0)
         parts.exchangeSteps.append(ExchangeSpanStep())
     }

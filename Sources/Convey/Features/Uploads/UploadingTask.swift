@@ -24,8 +24,8 @@ public protocol UploadingTask<UploadPayload>: DownloadingTask {
 }
 
 extension UploadingTask {
-    public var encoder: JSONEncoder { server.configuration.defaultEncoder }
-    public var uploadGzipMinimumSize: Int? { server.configuration.uploadGzipMinimumSize }
+    public var encoder: JSONEncoder { server.storedConfiguration.defaultEncoder }
+    public var uploadGzipMinimumSize: Int? { server.storedConfiguration.uploadGzipMinimumSize }
 
     /// Whether, and from which size, the body is gzipped.
     var uploadCompression: UploadCompression { UploadCompression(gzipMinimumSize: uploadGzipMinimumSize) }
