@@ -248,7 +248,7 @@ extension URLSessionTransport {
 }
 
 /// Lets the cancellation handler, which may run on any thread, cancel the task.
-private struct SendableTask: @unchecked Sendable {  // guarded by: URLSessionTask's own lock: cancel, suspend and resume are thread-safe (not marked Sendable on every SDK)
+private struct SendableTask: @unchecked Sendable {  // guarded by: URLSessionTask itself: cancel, suspend and resume may be called from any thread (not marked Sendable on every SDK)
     let task: URLSessionTask
     init(_ task: URLSessionTask) { self.task = task }
 }
