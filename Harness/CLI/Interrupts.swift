@@ -46,7 +46,7 @@ enum Interrupts {
 }
 
 /// The running command and the interrupts so far.
-private final class InterruptedCommand: @unchecked Sendable {
+private final class InterruptedCommand: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var task: Task<ExitCode, Never>?
     private var interrupts = 0

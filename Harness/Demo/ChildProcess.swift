@@ -52,7 +52,7 @@ enum ChildProcess {
 
 #if os(Linux) || os(macOS)
 /// Lets the cancellation handler, which may run on any thread, terminate the child.
-private struct RunningProcess: @unchecked Sendable {
+private struct RunningProcess: @unchecked Sendable {  // guarded by: nothing to guard: only `terminate()` is called across threads, and Process makes that thread-safe
     let process: Process
     init(_ process: Process) { self.process = process }
 }

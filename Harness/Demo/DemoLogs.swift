@@ -2,7 +2,7 @@
 import Foundation
 
 /// The hooks a demo step's tasks and server called, in order.
-final class HookLog: @unchecked Sendable {
+final class HookLog: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var entries: [(hook: String, detail: String)] = []
 
@@ -18,7 +18,7 @@ final class HookLog: @unchecked Sendable {
 }
 
 /// Collects Convey's echo output for a demo step.
-final class WireLog: @unchecked Sendable {
+final class WireLog: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var blocks: [String] = []
 

@@ -2,7 +2,7 @@
 import Foundation
 
 /// Counts a task's attempts across retries; tasks are values, so the count lives here.
-private final class AttemptCounter: @unchecked Sendable {
+private final class AttemptCounter: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var count = 0
 

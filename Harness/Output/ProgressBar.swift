@@ -6,7 +6,7 @@ import Foundation
 /// It stays silent for the first half second, so quick requests print nothing; on a terminal it
 /// redraws in place at most ten times a second, elsewhere (`--progress` into a file) it writes a
 /// line per redraw.
-final class ProgressBar: @unchecked Sendable {
+final class ProgressBar: @unchecked Sendable {  // guarded by: its NSLock
     private let console: Console
     private let forced: Bool
     private let lock = NSLock()

@@ -4,7 +4,7 @@ import Foundation
 /// Each exchange of a run as the transport carried it, kept by `WatchingTransport`: the request
 /// head the transport reported sending, the response head it received, its connection. `-v`
 /// prints each as it ends; `--output-json` shows the last one's request fields.
-final class ExchangeTrace: @unchecked Sendable {
+final class ExchangeTrace: @unchecked Sendable {  // guarded by: its NSLock
     /// One exchange: one request and the response to it (a redirect hop, an attempt).
     struct Exchange: Sendable {
         /// The request as Convey handed it to the transport.
@@ -37,7 +37,7 @@ final class ExchangeTrace: @unchecked Sendable {
 }
 
 /// Passes a response to the run's sink, keeping its head for the trace.
-final class HeadKeepingSink: ResponseBodySink, @unchecked Sendable {
+final class HeadKeepingSink: ResponseBodySink, @unchecked Sendable {  // guarded by: its NSLock
     private let base: any ResponseBodySink
     private let lock = NSLock()
     private var received: ResponseHead?

@@ -8,7 +8,7 @@ import Foundation
 /// run's echo prints to the console, a note waits for the next echo block (the failed attempt's);
 /// the next attempt's start and the end of the run say any note still waiting. Without console
 /// echo a note is said at once.
-final class RetryNotes: @unchecked Sendable {
+final class RetryNotes: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var waiting: [String] = []
     private let followsEcho: Bool

@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 /// The last request a manual task really sent, kept so that a failure can still say what was sent.
-final class SentRequest: @unchecked Sendable {
+final class SentRequest: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var stored: OutgoingRequest?
 

@@ -99,7 +99,7 @@ private final class SpanList: SpanExporter {
 }
 
 /// Spans behind a lock.
-private final class LockedSpans: @unchecked Sendable {
+private final class LockedSpans: @unchecked Sendable {  // guarded by: its NSLock
     // Guarded by `lock`.
     private let lock = NSLock()
     private var spans: [TraceSpan] = []

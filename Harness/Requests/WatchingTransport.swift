@@ -45,7 +45,7 @@ struct WatchingTransport: ConveyTransport {
 
 /// How many exchanges the current attempt of a task has sent: the first request and each
 /// redirect followed. Reset when an attempt starts (`willSendRequest`).
-final class HopCounter: @unchecked Sendable {
+final class HopCounter: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var count = 0
 

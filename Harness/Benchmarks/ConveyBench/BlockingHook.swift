@@ -104,7 +104,7 @@ enum BlockingHookBench {
 }
 
 /// A count shared by tasks.
-private final class Counter: @unchecked Sendable {
+private final class Counter: @unchecked Sendable {  // guarded by: its NSLock
     private let lock = NSLock()
     private var count = 0
 

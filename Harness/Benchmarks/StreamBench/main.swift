@@ -13,7 +13,7 @@ import FoundationNetworking
 #endif
 
 /// Samples resident memory every 50 ms while a workload runs, keeping the highest.
-final class MemoryWatch: @unchecked Sendable {
+final class MemoryWatch: @unchecked Sendable {  // guarded by: its NSLock, for `highest`; the sampler is set in init only
     private let lock = NSLock()
     private var highest: Double
     let start: Double

@@ -158,7 +158,7 @@ func memoryWithCollectorDown(nginx: URL, count: Int) async throws {
 }
 
 /// Keeps the spans of the sample runs.
-final class Capture: SpanExporter, @unchecked Sendable {
+final class Capture: SpanExporter, @unchecked Sendable {  // guarded by: its NSLock
     // Guarded by `lock`.
     private let lock = NSLock()
     private var kept: [TraceSpan] = []

@@ -102,10 +102,9 @@ enum DurableFiles {
     private static let observation = SyncObservation()
 
     /// Where fallbacks from `F_FULLFSYNC` are reported: once per file system.
-    final class FallbackReport: @unchecked Sendable {
-        private let lock = NSLock()
+    final class FallbackReport: Sendable {
         private let write: @Sendable (String) -> Void
-        private var reportedDevices: Set<UInt64> = []
+        private let reportedDevices = InlineLocked(Set<UInt64>())
 
         init(_ write: @escaping @Sendable (String) -> Void) {
             self.write = write
@@ -118,7 +117,7 @@ enum DurableFiles {
         func note(descriptor: Int32, path: String?, code: Int32) {
             var info = stat()
             let device = fstat(descriptor, &info) == 0 ? UInt64(truncatingIfNeeded: info.st_dev) : .max
-            guard lock.withLock({ reportedDevices.insert(device).inserted }) else { return }
+            guard reportedDevices.withLock({ $0.insert(device).inserted }) else { return }
             let place = path.map { "the file system of \($0)" } ?? "a file system"
             write("Convey: F_FULLFSYNC failed on \(place) (\(String(cString: strerror(code)))): fell back to fsync, "
                   + "which may leave the bytes in the drive's cache")
@@ -145,32 +144,37 @@ private func posixFsync(_ descriptor: Int32) -> Int32 {
 }
 
 /// Who watches syncs, and how many fell back.
-private final class SyncObservation: @unchecked Sendable {
-    private let lock = NSLock()
-    private var observers: [UUID: @Sendable (String?) -> Void] = [:]
-    private var fallbacks = 0
+private final class SyncObservation: Sendable {
+    private struct State {
+        var observers: [UUID: @Sendable (String?) -> Void] = [:]
+        var fallbacks = 0
+    }
 
-    var fallbackCount: Int { lock.withLock { fallbacks } }
+    private let state = InlineLocked(State())
+
+    var fallbackCount: Int { state.withLock { $0.fallbacks } }
 
     func add(_ observer: @escaping @Sendable (String?) -> Void) -> @Sendable () -> Void {
         let token = UUID()
-        lock.withLock { observers[token] = observer }
-        return { [self] in lock.withLock { observers[token] = nil } }
+        state.withLock { $0.observers[token] = observer }
+        return { [self] in state.withLock { $0.observers[token] = nil } }
     }
 
     func notify(_ threadName: String?) {
-        for observer in lock.withLock({ Array(observers.values) }) { observer(threadName) }
+        for observer in state.withLock({ Array($0.observers.values) }) { observer(threadName) }
     }
 
-    func countFallback() { lock.withLock { fallbacks += 1 } }
+    func countFallback() { state.withLock { $0.fallbacks += 1 } }
 }
 
 /// The thread syncs run on: started on first use, it runs the syncs handed to it in order.
-private final class SyncThread: @unchecked Sendable {
+private final class SyncThread: Sendable {
     static let shared = SyncThread()
 
-    private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    /// The jobs handed over and not begun yet, in order.
+    private let jobs = InlineLocked([@Sendable () -> Void]())
+    /// Signalled once per job handed over: the thread waits on it while there is none.
+    private let handedOver = DispatchSemaphore(value: 0)
 
     private init() {
         Thread { [self] in loop() }.start()
@@ -185,10 +189,8 @@ private final class SyncThread: @unchecked Sendable {
             slot.put(work())
             done.signal()
         }
-        condition.withLock {
-            jobs.append(job)
-            condition.signal()
-        }
+        jobs.withLock { $0.append(job) }
+        handedOver.signal()
         done.wait()
         return slot.take()
     }
@@ -202,10 +204,9 @@ private final class SyncThread: @unchecked Sendable {
         // `Thread.current.name` show) is set too: on Linux a name given before the start is not.
         Thread.current.name = DurableFiles.threadName
         while true {
-            let job = condition.withLock {
-                while jobs.isEmpty { condition.wait() }
-                return jobs.removeFirst()
-            }
+            handedOver.wait()
+            // One signal per job appended, so there is one to take.
+            guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
             job()
         }
     }
@@ -213,7 +214,7 @@ private final class SyncThread: @unchecked Sendable {
 
 /// Where the sync thread leaves a result for the thread that waits for it: written once, then
 /// read once after the semaphore says it is there.
-private final class ResultSlot<Value>: @unchecked Sendable {
+private final class ResultSlot<Value>: @unchecked Sendable {  // guarded by: the waiter's semaphore: written once on the sync thread before it is signalled, read once after
     private let storage = UnsafeMutablePointer<Value>.allocate(capacity: 1)
 
     func put(_ value: Value) { storage.initialize(to: value) }

@@ -14,15 +14,18 @@ protocol ReleasableFileLock: AnyObject, Sendable {
 /// itself when the app goes to the background and comes back (`UIApplication`'s
 /// `didEnterBackgroundNotification` and `willEnterForegroundNotification`; app extensions get
 /// neither and call `FileLocks`).
-final class FileLockRegistry: @unchecked Sendable {
+final class FileLockRegistry: @unchecked Sendable {  // guarded by: `state`'s lock; the lifecycle observers (not Sendable) are set in init and read only in deinit
     /// The process's registry.
     static let shared = FileLockRegistry(followsAppLifecycle: true)
 
-    private let lock = NSLock()
-    private var holders: [ObjectIdentifier: Weak] = [:]
-    private var released = false
-    /// The last release or retake asked for: the next one waits for it, so they run in order.
-    private var last: Task<Void, Never>?
+    private struct State {
+        var holders: [ObjectIdentifier: Weak] = [:]
+        var released = false
+        /// The last release or retake asked for: the next one waits for it, so they run in order.
+        var last: Task<Void, Never>?
+    }
+
+    private let state = InlineLocked(State())
     private var lifecycleObservers: [any NSObjectProtocol] = []
 
     private struct Weak {
@@ -40,14 +43,14 @@ final class FileLockRegistry: @unchecked Sendable {
     }
 
     /// Whether the locks are released now (a lock taken meanwhile is let go of at once).
-    var isReleased: Bool { lock.withLock { released } }
+    var isReleased: Bool { state.withLock { $0.released } }
 
     /// Adds a lock; when the locks are released now, it is released too.
     func register(_ holder: any ReleasableFileLock) {
-        let releasesAtOnce: Bool = lock.withLock {
-            holders = holders.filter { $0.value.holder != nil }
-            holders[ObjectIdentifier(holder)] = Weak(holder: holder)
-            return released
+        let releasesAtOnce: Bool = state.withLock { state in
+            state.holders = state.holders.filter { $0.value.holder != nil }
+            state.holders[ObjectIdentifier(holder)] = Weak(holder: holder)
+            return state.released
         }
         if releasesAtOnce { Task { await holder.releaseForSuspension() } }
     }
@@ -63,23 +66,23 @@ final class FileLockRegistry: @unchecked Sendable {
     }
 
     private func perform(releasing: Bool) async {
-        let task: Task<Void, Never> = lock.withLock {
-            released = releasing
-            let previous = last
+        let task: Task<Void, Never> = state.withLock { state in
+            state.released = releasing
+            let previous = state.last
             let task = Task { [self] in
                 await previous?.value
                 for holder in currentHolders() {
                     if releasing { await holder.releaseForSuspension() } else { await holder.retakeAfterSuspension() }
                 }
             }
-            last = task
+            state.last = task
             return task
         }
         await task.value
     }
 
     private func currentHolders() -> [any ReleasableFileLock] {
-        lock.withLock { holders.values.compactMap(\.holder) }
+        state.withLock { $0.holders.values.compactMap(\.holder) }
     }
 
     #if os(iOS) || os(tvOS) || os(visionOS)

@@ -33,7 +33,7 @@ struct InlineLock: ~Copyable, @unchecked Sendable {  // the lock itself is the s
 /// A value behind a lock, both held inside the object that keeps them: what a `Sendable` class
 /// shares between threads, with no allocation of its own on Linux (the standard library's
 /// `Mutex`). Elsewhere an `NSLock` and the value in memory of its own.
-struct InlineLocked<Value: Sendable>: ~Copyable, @unchecked Sendable {  // every access holds the lock
+struct InlineLocked<Value: Sendable>: ~Copyable, @unchecked Sendable {  // the lock itself is the synchronization: every access to the value holds it
     #if canImport(Synchronization) && os(Linux)
     private let mutex: Mutex<Value>
 

@@ -49,8 +49,8 @@ enum ProtectedData {
     }
 
     /// An observation of `whenAvailable`: ends when released.
-    final class AvailabilityObservation: @unchecked Sendable {
-        // Holds only the closure that removes the observer.
+    final class AvailabilityObservation: @unchecked Sendable {  // guarded by: nothing to guard: its one closure is set in init and run once, in deinit
+        // Holds only the closure that removes the observer, which captures the observer's token (not Sendable).
         private let end: () -> Void
         init(end: @escaping () -> Void) { self.end = end }
         deinit { end() }

@@ -46,25 +46,29 @@ struct SystemBackgroundTasks: BackgroundTasks {
         return UIApplication.perform(selector)?.takeUnretainedValue() as? UIApplication
     }
 
-    /// UIKit's identifiers by token; touched on the main thread only.
-    private final class MainThreadIdentifiers: @unchecked Sendable {
-        private let lock = NSLock()
-        private var next = 0
-        private var identifiers: [BackgroundTaskToken: UIBackgroundTaskIdentifier] = [:]
+    /// UIKit's identifiers by token (kept as their raw values); tokens are made on any thread,
+    /// identifiers kept and taken on the main thread.
+    private final class MainThreadIdentifiers: Sendable {
+        private struct State {
+            var next = 0
+            var identifiers: [BackgroundTaskToken: Int] = [:]
+        }
+
+        private let state = InlineLocked(State())
 
         func newToken() -> BackgroundTaskToken {
-            lock.withLock {
-                next += 1
-                return BackgroundTaskToken(identifier: next)
+            state.withLock { state in
+                state.next += 1
+                return BackgroundTaskToken(identifier: state.next)
             }
         }
 
         func keep(_ identifier: UIBackgroundTaskIdentifier, for token: BackgroundTaskToken) {
-            lock.withLock { identifiers[token] = identifier }
+            state.withLock { $0.identifiers[token] = identifier.rawValue }
         }
 
         func take(_ token: BackgroundTaskToken) -> UIBackgroundTaskIdentifier? {
-            lock.withLock { identifiers.removeValue(forKey: token) }
+            state.withLock { $0.identifiers.removeValue(forKey: token) }.map { UIBackgroundTaskIdentifier(rawValue: $0) }
         }
     }
     #else

@@ -128,15 +128,16 @@ enum CachePartitionKey {
 /// own names partitions: requests with credentials then miss what is stored under the real key,
 /// and what is stored meanwhile is never matched once the real key is read. The stored key is read
 /// again at each use until it can be.
-final class PartitionKeys: @unchecked Sendable {
-    private let lock = NSLock()
-    private var key: [UInt8]?
+final class PartitionKeys: Sendable {
+    /// The stored key once read (or the fresh one); `nil` while it is unavailable. Reads of the
+    /// key file happen holding the lock, so two uses never read it at once.
+    private let key: InlineLocked<[UInt8]?>
     private let folder: URL?
     private let standIn = CachePartitionKey.random()
 
     /// A fresh key, for a memory-only cache.
     init() {
-        key = CachePartitionKey.random()
+        key = InlineLocked(CachePartitionKey.random())
         folder = nil
     }
 
@@ -144,15 +145,15 @@ final class PartitionKeys: @unchecked Sendable {
     /// someone else's (see `CachePartitionKey`).
     init(folder: URL) throws {
         self.folder = folder
-        key = try CachePartitionKey.stored(in: folder)
+        key = InlineLocked(try CachePartitionKey.stored(in: folder))
     }
 
     /// Whether the stored key was read (always, for a memory-only cache).
-    var isLoaded: Bool { lock.withLock { key != nil } }
+    var isLoaded: Bool { key.withLock { $0 != nil } }
 
     /// The key: the stored one, read again while it was unavailable; the stand-in meanwhile.
     var current: [UInt8] {
-        lock.withLock {
+        key.withLock { key in
             if let key { return key }
             if let folder, let loaded = (try? CachePartitionKey.stored(in: folder)) ?? nil {
                 key = loaded

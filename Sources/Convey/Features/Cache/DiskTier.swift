@@ -29,7 +29,7 @@ import Darwin
 /// parallel. Changes (writes, removals) run in order on one serial queue, so a removal can never
 /// be overtaken by an older write, and callers may queue a write without waiting for the disk.
 /// The only other shared state, a few counters, sits behind a lock.
-final class DiskTier: @unchecked Sendable {
+final class DiskTier: Sendable {
     /// The cache folder.
     let folder: URL
     /// The most bytes of entry files kept; sweeps trim to 90% of it.
@@ -39,10 +39,9 @@ final class DiskTier: @unchecked Sendable {
 
     private let folderPath: String
     private let writerTag = "\(getpid())-\(UInt32.random(in: .min ... .max))"
-    private let lock = NSLock()
     private let sweepLock = NSLock()
     private let changes = DispatchQueue(label: "Convey.DataCache.disk-changes", qos: .utility)
-    private var state = State()
+    private let state = InlineLocked(State())
 
     private struct State {
         var approximateSize = 0
@@ -81,11 +80,11 @@ final class DiskTier: @unchecked Sendable {
         guard access(folderPath, W_OK) == 0 else {
             throw ConveyError.cacheFolderUnavailable(folder: folder, reason: "the folder is not writable")
         }
-        lock.withLock { state.sweepScheduled = true }
+        state.withLock { $0.sweepScheduled = true }
         sweepInBackground()
     }
 
-    var counts: DiskCounts { lock.withLock { state.counts } }
+    var counts: DiskCounts { state.withLock { $0.counts } }
 
     // MARK: Ordering changes
 
@@ -120,20 +119,20 @@ final class DiskTier: @unchecked Sendable {
             _ = futimens(file.descriptor, Self.fileTimes(clock.now()))
             decoded = bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) }
         } catch where ProtectedData.isUnavailable(error.code) {
-            lock.withLock { state.counts.unavailableReads += 1 }
+            state.withLock { $0.counts.unavailableReads += 1 }
             return nil
         } catch {
             decoded = .corrupt(error.description)
         }
         switch decoded {
         case .entry(let entry):
-            lock.withLock { state.counts.hits += 1 }
+            state.withLock { $0.counts.hits += 1 }
             return entry
         case .otherKey:
             return nil
         case .corrupt:
             unlink(path)
-            lock.withLock { state.counts.droppedEntries += 1 }
+            state.withLock { $0.counts.droppedEntries += 1 }
             return nil
         }
     }
@@ -145,7 +144,7 @@ final class DiskTier: @unchecked Sendable {
         let bytes = CacheEntryFormat.encode(entry)
         guard bytes.count <= sizeLimit else { return false }
         let written = writeAtomically(bytes, to: path(for: entry.key))
-        let sweepNeeded: Bool = lock.withLock {
+        let sweepNeeded: Bool = state.withLock { state in
             if written {
                 state.counts.writes += 1
                 state.approximateSize += bytes.count
@@ -182,7 +181,7 @@ final class DiskTier: @unchecked Sendable {
     /// Deletes every entry file, keeping the folder (another process may be using it).
     func removeAll() {
         forEachFile { path, _, _, _ in unlink(path) }
-        lock.withLock { state.approximateSize = 0 }
+        state.withLock { $0.approximateSize = 0 }
     }
 
     /// Calls `change` with every sound entry; a returned entry replaces the stored one.
@@ -220,7 +219,7 @@ final class DiskTier: @unchecked Sendable {
     /// size limit, deletes the least recently used down to 90% of it. Runs one at a time.
     func sweep() {
         sweepLock.withLock {
-            lock.withLock { state.sweepScheduled = false }
+            state.withLock { $0.sweepScheduled = false }
             // Leftover temporary files carry the file system's own time, not the clock's.
             let now = Date().timeIntervalSince1970
             var files: [(path: String, size: Int64, modified: Double)] = []
@@ -244,7 +243,7 @@ final class DiskTier: @unchecked Sendable {
                     }
                 }
             }
-            lock.withLock {
+            state.withLock { state in
                 state.approximateSize = Int(clamping: total)
                 state.counts.sweeps += 1
                 state.counts.evictedFiles += evicted
@@ -253,7 +252,7 @@ final class DiskTier: @unchecked Sendable {
     }
 
     /// The bytes the entry files took at the last sweep plus what was written since.
-    var approximateSize: Int { lock.withLock { state.approximateSize } }
+    var approximateSize: Int { state.withLock { $0.approximateSize } }
 
     // MARK: Files
 
@@ -270,7 +269,7 @@ final class DiskTier: @unchecked Sendable {
 
     private func writeAtomically(_ bytes: [UInt8], to path: String) -> Bool {
         let shard = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-        let counter = lock.withLock {
+        let counter = state.withLock { state in
             state.temporaryCounter += 1
             return state.temporaryCounter
         }

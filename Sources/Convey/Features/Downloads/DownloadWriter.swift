@@ -6,24 +6,31 @@ import Foundation
 /// Holds at most `limit` bytes not yet written: a chunk that does not fit is refused, and the
 /// sink refuses it in turn, which pauses the transfer until `whenReady` resumes it. The first
 /// write that fails is kept; no later chunk is written, and `enqueue` and `finish` throw it.
-final class DownloadWriter: @unchecked Sendable {
+final class DownloadWriter: Sendable {
     /// Writes bytes at an offset of the partial file.
     typealias Write = @Sendable (UnsafeRawBufferPointer, Int64) throws(FileFailure) -> Void
 
     /// How many bytes may wait for the disk before the transfer is paused.
     static var defaultLimit: Int { 4 << 20 }
 
-    private let lock = NSLock()
     private let queue = DispatchQueue(label: "convey.download-writer")
     private let write: Write
     private let limit: Int
     /// Told on the writer's queue how far the file is written, after every chunk.
     private let progress: DownloadProgressHandler?
-    private var buffered = 0
-    /// The size of the chunk last refused, which `whenReady` waits room for.
-    private var wanted = 0
-    private var failure: FileFailure?
-    private var waiting: (@Sendable () -> Void)?
+    private let state = InlineLocked(State())
+
+    /// What waits for the disk, and the first failure.
+    private struct State {
+        var buffered = 0
+        /// The size of the chunk last refused, which `whenReady` waits room for.
+        var wanted = 0
+        var failure: FileFailure?
+        var waiting: (@Sendable () -> Void)?
+
+        /// Whether the chunk last refused fits now, under `limit`.
+        func hasRoom(under limit: Int) -> Bool { buffered == 0 || buffered + wanted <= limit }
+    }
 
     init(limit: Int = DownloadWriter.defaultLimit, write: @escaping Write, progress: DownloadProgressHandler?) {
         self.limit = limit
@@ -34,14 +41,14 @@ final class DownloadWriter: @unchecked Sendable {
     /// Queues a copy of `bytes` for `offset` of a file of `totalBytes` (for progress); `false`
     /// when there is no room for them now.
     func enqueue(_ bytes: UnsafeRawBufferPointer, at offset: Int64, of totalBytes: Int64?) throws(FileFailure) -> Bool {
-        let refusal: FileFailure?? = lock.withLock {
-            if let failure { return .some(failure) }
+        let refusal: FileFailure?? = state.withLock { state in
+            if let failure = state.failure { return .some(failure) }
             // A chunk larger than the whole buffer still goes through when nothing waits.
-            guard buffered == 0 || buffered + bytes.count <= limit else {
-                wanted = bytes.count
+            guard state.buffered == 0 || state.buffered + bytes.count <= limit else {
+                state.wanted = bytes.count
                 return .some(nil)
             }
-            buffered += bytes.count
+            state.buffered += bytes.count
             return nil
         }
         switch refusal {
@@ -58,11 +65,11 @@ final class DownloadWriter: @unchecked Sendable {
     /// the writer's queue, before any chunk queued later; a failure is kept like a write's.
     func perform(_ operation: @escaping @Sendable () throws(FileFailure) -> Void) {
         queue.async {
-            guard self.lock.withLock({ self.failure == nil }) else { return }
+            guard self.state.withLock({ $0.failure == nil }) else { return }
             do throws(FileFailure) {
                 try operation()
             } catch {
-                self.lock.withLock { if self.failure == nil { self.failure = error } }
+                self.state.withLock { if $0.failure == nil { $0.failure = error } }
             }
         }
     }
@@ -75,9 +82,9 @@ final class DownloadWriter: @unchecked Sendable {
 
     /// Calls `resume` once there is room for the chunk last refused, or a write failed: at once if so now.
     func whenReady(_ resume: @escaping @Sendable () -> Void) {
-        let now: Bool = lock.withLock {
-            guard failure == nil, !hasRoom else { return true }
-            waiting = resume
+        let now: Bool = state.withLock { state in
+            guard state.failure == nil, !state.hasRoom(under: limit) else { return true }
+            state.waiting = resume
             return false
         }
         if now { resume() }
@@ -88,7 +95,7 @@ final class DownloadWriter: @unchecked Sendable {
     func finish(then last: @escaping @Sendable () throws(FileFailure) -> Void) async throws(FileFailure) {
         let failure: FileFailure? = await withCheckedContinuation { continuation in
             queue.async {
-                if let failure = self.lock.withLock({ self.failure }) {
+                if let failure = self.state.withLock({ $0.failure }) {
                     continuation.resume(returning: failure)
                     return
                 }
@@ -112,23 +119,20 @@ final class DownloadWriter: @unchecked Sendable {
     // MARK: On the writer's queue
 
     private func writeChunk(_ chunk: Data, at offset: Int64, of totalBytes: Int64?) {
-        let skips = lock.withLock { failure != nil }
+        let skips = state.withLock { $0.failure != nil }
         var failed: FileFailure?
         if !skips {
             let written = chunk.withUnsafeBytes { bytes in Result { () throws(FileFailure) in try write(bytes, offset) } }
             if case .failure(let error) = written { failed = error }
         }
-        let resume: (@Sendable () -> Void)? = lock.withLock {
-            buffered -= chunk.count
-            if let failed, failure == nil { failure = failed }
-            guard let waiting, failure != nil || hasRoom else { return nil }
-            self.waiting = nil
+        let resume: (@Sendable () -> Void)? = state.withLock { state in
+            state.buffered -= chunk.count
+            if let failed, state.failure == nil { state.failure = failed }
+            guard let waiting = state.waiting, state.failure != nil || state.hasRoom(under: limit) else { return nil }
+            state.waiting = nil
             return waiting
         }
         if !skips, failed == nil { progress?(DownloadProgress(bytesWritten: offset + Int64(chunk.count), totalBytes: totalBytes)) }
         resume?()
     }
-
-    /// Whether the chunk last refused fits now; inside the lock.
-    private var hasRoom: Bool { buffered == 0 || buffered + wanted <= limit }
 }

@@ -84,19 +84,25 @@ struct PartialDownload: Sendable {
 ///
 /// The lock is let go of while the app is suspended (`FileLocks`) and taken again after; a claim
 /// whose file another download took meanwhile is lost: its writes and its commit fail.
-final class PartialClaim: @unchecked Sendable {
+final class PartialClaim: Sendable {
     let partial: PartialDownload
-    /// The partial file, open for reading and writing; -1 once let go.
-    private(set) var descriptor: Int32
     /// Its size when it was claimed: the bytes a resume continues.
     let initialSize: Int64
-    /// Guards the lock's state below and the descriptor's closing against a release or retake
-    /// for the app's suspension (`FileLocks`), which come from another task.
-    private let lockState = NSLock()
-    /// Whether the `flock` is held (not let go of for the app's suspension).
-    private var locked = true
-    /// Why the claim was lost while let go of: another download took the file meanwhile.
-    private var lost: String?
+    /// The file and the lock's state, guarded against a release or retake for the app's
+    /// suspension (`FileLocks`), which come from another task.
+    private let hold: InlineLocked<Hold>
+
+    private struct Hold {
+        /// The partial file, open for reading and writing; -1 once let go.
+        var descriptor: Int32
+        /// Whether the `flock` is held (not let go of for the app's suspension).
+        var locked = true
+        /// Why the claim was lost while let go of: another download took the file meanwhile.
+        var lost: String?
+    }
+
+    /// The partial file, open for reading and writing; -1 once let go.
+    private var descriptor: Int32 { hold.withLock { $0.descriptor } }
 
     /// How many times a claim reopens a partial file that was moved or removed under it.
     private static let attempts = 3
@@ -104,7 +110,7 @@ final class PartialClaim: @unchecked Sendable {
     fileprivate init(partial: PartialDownload, mode: mode_t) throws(ConveyError) {
         self.partial = partial
         let file = try Self.openAndLock(partial, mode: mode)
-        descriptor = file.descriptor
+        hold = InlineLocked(Hold(descriptor: file.descriptor))
         initialSize = file.size
         FileLockRegistry.shared.register(self)
     }
@@ -139,6 +145,7 @@ final class PartialClaim: @unchecked Sendable {
     }
 
     deinit {
+        let descriptor = descriptor
         if descriptor >= 0 { close(descriptor) }
     }
 
@@ -151,33 +158,33 @@ final class PartialClaim: @unchecked Sendable {
     /// Lets go of the `flock` for the app's suspension, keeping the file open: writes go on, and
     /// another download may take the file meanwhile.
     func releaseLock() {
-        lockState.withLock {
-            guard descriptor >= 0, locked else { return }
-            flock(descriptor, LOCK_UN)
-            locked = false
+        hold.withLock { hold in
+            guard hold.descriptor >= 0, hold.locked else { return }
+            flock(hold.descriptor, LOCK_UN)
+            hold.locked = false
         }
     }
 
     /// Takes the `flock` again after the app's suspension; when another download took the file
     /// meanwhile, or it was replaced, the claim is lost: later writes and the commit fail.
     func retakeLock() {
-        lockState.withLock {
-            guard descriptor >= 0, !locked, lost == nil else { return }
-            guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-                lost = "another download took the partial file while this one had let go of it for the app's suspension"
+        hold.withLock { hold in
+            guard hold.descriptor >= 0, !hold.locked, hold.lost == nil else { return }
+            guard flock(hold.descriptor, LOCK_EX | LOCK_NB) == 0 else {
+                hold.lost = "another download took the partial file while this one had let go of it for the app's suspension"
                 return
             }
-            guard Self.namesTheFile(partial.file.path, descriptor) else {
-                flock(descriptor, LOCK_UN)
-                lost = "the partial file was replaced while this download had let go of it for the app's suspension"
+            guard Self.namesTheFile(partial.file.path, hold.descriptor) else {
+                flock(hold.descriptor, LOCK_UN)
+                hold.lost = "the partial file was replaced while this download had let go of it for the app's suspension"
                 return
             }
-            locked = true
+            hold.locked = true
         }
     }
 
     /// Why the claim was lost, if it was.
-    var lostReason: String? { lockState.withLock { lost } }
+    var lostReason: String? { hold.withLock { $0.lost } }
 
     /// Throws unless `destination` is absent, a regular file or a link (which the final rename
     /// replaces): a device such as `/dev/null`, a FIFO, a socket or a folder is never replaced.
@@ -208,6 +215,7 @@ final class PartialClaim: @unchecked Sendable {
     /// Writes `bytes` at `offset` of the partial file.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FileFailure) {
         if let lostReason { throw FileFailure(path: partial.file.path, action: "write to", reason: lostReason) }
+        let descriptor = descriptor
         var done = 0
         while done < bytes.count, let base = bytes.baseAddress {
             let count = pwrite(descriptor, base + done, bytes.count - done, off_t(offset + Int64(done)))
@@ -237,15 +245,16 @@ final class PartialClaim: @unchecked Sendable {
             throw .downloadFailed(destination: partial.destination, reason: "could not move the finished file into place: \(reason)")
         }
         try? partial.saveRecord(nil)
-        lockState.withLock {
-            close(descriptor)
-            descriptor = -1
+        hold.withLock { hold in
+            close(hold.descriptor)
+            hold.descriptor = -1
         }
     }
 
     /// Lets go of the claim after a failure, keeping the partial file only when a later run can
     /// resume it (bytes and a record).
     func release() {
+        let descriptor = descriptor
         guard descriptor >= 0 else { return }
         var info = stat()
         let hasBytes = fstat(descriptor, &info) == 0 && info.st_size > 0
@@ -254,9 +263,9 @@ final class PartialClaim: @unchecked Sendable {
             unlink(partial.file.path)
             unlink(partial.recordFile.path)
         }
-        lockState.withLock {
-            close(descriptor)
-            descriptor = -1
+        hold.withLock { hold in
+            close(hold.descriptor)
+            hold.descriptor = -1
         }
     }
 }

@@ -12,7 +12,7 @@ import Darwin
 /// send the same item at once. The kernel drops the lock when its holder exits, however it
 /// exits, so a killed owner never leaves the folder locked. The holder writes its process ID in
 /// the file, for the message others get.
-final class FolderLock: @unchecked Sendable {
+final class FolderLock: Sendable {
     private let descriptor: Int32
 
     private init(descriptor: Int32) {

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// What answers a transport's TLS and proxy challenges, prepared once, when it is made (Apple
 /// platforms; on Linux, FoundationNetworking sends no such challenge and this is empty).
-struct ChallengeAnswers: @unchecked Sendable {
+struct ChallengeAnswers: @unchecked Sendable {  // guarded by: nothing to guard: made once with the transport, never changed after
     // URLCredential is immutable once made; it is not marked Sendable.
     #if canImport(Darwin)
     /// The server-trust evaluation, when `tls` asks for more than the system's default handling.

@@ -5,7 +5,7 @@ import Security
 /// The Security framework's part of answering a server-trust challenge (Apple platforms only):
 /// evaluate the chain with the policy's anchors, copy it as DER, and let `ServerTrustPolicy`
 /// decide. Nothing else happens here.
-struct SecurityTrustEvaluator: @unchecked Sendable {
+struct SecurityTrustEvaluator: @unchecked Sendable {  // guarded by: nothing to guard: immutable, its anchors made once in init
     // `SecCertificate` is immutable and thread-safe, but not marked Sendable.
     let policy: ServerTrustPolicy
     /// The anchors as the Security framework takes them, made once.

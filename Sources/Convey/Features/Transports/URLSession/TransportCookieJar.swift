@@ -13,7 +13,7 @@ import FoundationNetworking
 /// and keeps cookies here instead, as `CurlTransport` keeps its own jar: set by responses
 /// (redirects included), sent with requests whose domain, path and scheme match, never written to
 /// disk. A request that sets its own `Cookie` header is sent as it is.
-final class TransportCookieJar: @unchecked Sendable {
+final class TransportCookieJar: @unchecked Sendable {  // guarded by: its NSLock, for `cookies` (HTTPCookie is immutable but not marked Sendable on every SDK)
     /// The most cookies kept; past it, the oldest go first.
     static let maximumCount = 1000
 

@@ -248,7 +248,7 @@ extension URLSessionTransport {
 }
 
 /// Lets the cancellation handler, which may run on any thread, cancel the task.
-private struct SendableTask: @unchecked Sendable {
+private struct SendableTask: @unchecked Sendable {  // guarded by: URLSessionTask itself: cancel, suspend and resume may be called from any thread (not marked Sendable on every SDK)
     let task: URLSessionTask
     init(_ task: URLSessionTask) { self.task = task }
 }
@@ -260,7 +260,7 @@ private struct SendableTask: @unchecked Sendable {
 /// (it traps): there a file's writer is waited for on the delegate thread (`offerWaiting`), and
 /// for any other sink up to `maximumPendingBytes` wait and a consumer further behind ends the
 /// transfer with `URLError(.dataLengthExceedsMaximum)`.
-private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {  // guarded by: its NSLock, for `transfers` (which hold Foundation objects not marked Sendable everywhere)
     private struct Transfer {
         let continuation: CheckedContinuation<ExchangeMetrics, any Error>
         let sink: any ResponseBodySink
@@ -672,20 +672,19 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 }
 
 /// A run's stop for one URLSession task: cancels it, and remembers that it did for a task not begun yet.
-private final class RunStop: ExchangeCancelling, @unchecked Sendable {
+private final class RunStop: ExchangeCancelling, Sendable {
     private let handle: SendableTask
-    private let lock = NSLock()
-    private var stopped = false
+    private let stopped = InlineLocked(false)
 
     init(_ handle: SendableTask) {
         self.handle = handle
     }
 
     /// Whether the run stopped.
-    var fired: Bool { lock.withLock { stopped } }
+    var fired: Bool { stopped.value }
 
     func cancelExchange() {
-        lock.withLock { stopped = true }
+        stopped.set(true)
         handle.task.cancel()
     }
 }
