@@ -10,7 +10,7 @@ Routes (KEY keeps one test's requests apart from another's):
   /KEY/flaky              503 (Retry-After: 0) the first time for KEY, then 200
   /KEY/redirect           302 to /KEY/ok
   /KEY/redirect-to?url=U  302 to U (another origin: http://localhost:PORT/… is one)
-  /KEY/slow               200 after 3 seconds
+  /KEY/slow               200 after 60 seconds (tests end it sooner: a timeout, a cancellation)
   /KEY/cache              200 with Cache-Control: max-age=600
   /log/KEY                [{"path", "traceparent", "tracestate", "remote_trace_id", "remote_span_id",
                             "remote_sampled", "remote_trace_state", "trace_id", "parent_span_id",
@@ -104,7 +104,7 @@ class Handler(BaseHTTPRequestHandler):
                 target = parse_qs(split.query).get("url", [""])[0]
                 return self.answer(302, headers=[("Location", target)])
             if route == ["slow"]:
-                time.sleep(3)
+                time.sleep(60)
                 return self.answer(200, b'{"slow": true}')
             if route == ["cache"]:
                 return self.answer(200, b'{"cached": true}', [("Cache-Control", "max-age=600")])

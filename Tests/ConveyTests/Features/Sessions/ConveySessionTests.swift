@@ -17,7 +17,7 @@ private struct OtherSlowTask: ServerTask {
 
 /// Waits until `count` runs match, so tests do not depend on how fast a loaded machine starts them.
 @ConveyActor
-func waitForSessions(count: Int, timeout: Duration = .seconds(10), where matches: (ConveySession) -> Bool) async throws {
+func waitForSessions(count: Int, timeout: Duration = .seconds(60), where matches: (ConveySession) -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ConveySession.activeSessions.filter(matches).count < count {
         guard ContinuousClock.now < deadline else { Issue.record("sessions did not start"); return }
