@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(CConveyCurlShim)
+internal import CConveyCurlShim
+#endif
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -201,8 +204,14 @@ private final class SyncThread: Sendable {
     private func loop() {
         Thread.current.threadDictionary[Self.marker] = true
         // Named from the thread itself, so that the system's name (what debuggers, `top -H` and
-        // `Thread.current.name` show) is set too: on Linux a name given before the start is not.
+        // `Thread.current.name` show) is set too: on Linux a name given before the start is not,
+        // and the thread starts with the name of the one that made it (a dispatch worker's, say).
+        // Foundation sets the system's name only once `start()` has recorded the thread, which
+        // this line may run before: on Linux it is set here directly.
         Thread.current.name = DurableFiles.threadName
+        #if canImport(CConveyCurlShim)
+        convey_name_current_thread(DurableFiles.threadName)
+        #endif
         while true {
             handedOver.wait()
             // One signal per job appended, so there is one to take.
