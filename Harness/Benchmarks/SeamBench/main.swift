@@ -14,14 +14,6 @@ struct Small: ServerTask {
     var path: String { "1k.bin" }
 }
 
-/// A step that passes the request on.
-struct PassingOn: Interceptor {
-    func intercept(_ request: OutgoingRequest,
-                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
-        try await next(request)
-    }
-}
-
 /// An observer that looks at nothing.
 struct Ignoring: RunObserver {
     func observe(_ event: RunEvent) async throws {}
@@ -64,18 +56,7 @@ func server(_ mode: Mode, remote: Remote, stubbed: Bool) -> ConveyServer {
 
 /// `count` sequential runs: CPU µs and allocations per run.
 func measure(_ server: ConveyServer, count: Int) async throws -> (cpu: Double, allocations: Double?) {
-    let cpu = ProcessFigures.cpuMicroseconds
-    let allocations = ProcessFigures.allocations
-    for _ in 0..<count { try await Small(server: server).send() }
-    let spentCPU = (ProcessFigures.cpuMicroseconds - cpu) / Double(count)
-    guard let before = allocations, let after = ProcessFigures.allocations else { return (spentCPU, nil) }
-    return (spentCPU, Double(after - before) / Double(count))
-}
-
-func summary(_ values: [Double], digits: Int = 1) -> String {
-    let sorted = values.sorted()
-    guard let low = sorted.first, let high = sorted.last else { return "–" }
-    return String(format: "%.\(digits)f (%.\(digits)f–%.\(digits)f)", sorted[sorted.count / 2], low, high)
+    try await perRunFigures(count: count) { try await Small(server: server).send() }
 }
 
 func figures(_ title: String, remote: Remote, stubbed: Bool, requests: Int, rounds: Int) async throws {
@@ -94,11 +75,11 @@ func figures(_ title: String, remote: Remote, stubbed: Bool, requests: Int, roun
     let plainCPU = cpu[.plain] ?? []
     let plainAllocations = allocations[.plain] ?? []
     for mode in Mode.allCases {
-        var line = "  " + mode.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0) + "CPU µs/run " + summary(cpu[mode] ?? [])
-        if mode != .plain { line += "  +" + summary(zip(cpu[mode] ?? [], plainCPU).map { $0 - $1 }) }
+        var line = "  " + mode.rawValue.padding(toLength: 36, withPad: " ", startingAt: 0) + "CPU µs/run " + medianAndRange(cpu[mode] ?? [])
+        if mode != .plain { line += "  +" + medianAndRange(zip(cpu[mode] ?? [], plainCPU).map { $0 - $1 }) }
         if let counted = allocations[mode] {
-            line += "   allocations/run " + summary(counted)
-            if mode != .plain { line += "  +" + summary(zip(counted, plainAllocations).map { $0 - $1 }) }
+            line += "   allocations/run " + medianAndRange(counted)
+            if mode != .plain { line += "  +" + medianAndRange(zip(counted, plainAllocations).map { $0 - $1 }) }
         }
         print(line)
     }

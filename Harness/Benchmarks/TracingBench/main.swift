@@ -55,30 +55,10 @@ func server(_ mode: Mode, nginx: URL, exporter: OTLPExporter) -> ConveyServer {
     return ConveyServer(remote: Remote(name: "nginx", url: nginx), configuration: configuration)
 }
 
-/// A step that passes the request on.
-struct PassingOn: Interceptor {
-    func intercept(_ request: OutgoingRequest,
-                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
-        try await next(request)
-    }
-}
-
 /// `count` sequential small GETs: CPU µs and allocations per request.
 @ConveyActor
 func measure(_ server: ConveyServer, count: Int) async throws -> (cpu: Double, allocations: Double?) {
-    let cpu = ProcessFigures.cpuMicroseconds
-    let allocations = ProcessFigures.allocations
-    for _ in 0..<count { try await SmallGet(server: server).send() }
-    let spentCPU = (ProcessFigures.cpuMicroseconds - cpu) / Double(count)
-    guard let before = allocations, let after = ProcessFigures.allocations else { return (spentCPU, nil) }
-    return (spentCPU, Double(after - before) / Double(count))
-}
-
-func summary(_ values: [Double], digits: Int = 1) -> String {
-    let sorted = values.sorted()
-    guard let low = sorted.first, let high = sorted.last else { return "–" }
-    let median = sorted[sorted.count / 2]
-    return String(format: "%.\(digits)f (%.\(digits)f–%.\(digits)f)", median, low, high)
+    try await perRunFigures(count: count) { try await SmallGet(server: server).send() }
 }
 
 @ConveyActor
@@ -102,8 +82,8 @@ func perRequestFigures(nginx: URL, collector: URL, requests: Int, rounds: Int) a
     for mode in Mode.allCases {
         let ratios = zip(cpu[mode] ?? [], offCPU).map { $0 / $1 }
         var line = "  " + mode.rawValue.padding(toLength: 32, withPad: " ", startingAt: 0)
-            + "CPU µs/req " + summary(cpu[mode] ?? []) + "   ×off " + summary(ratios, digits: 2)
-        if let counted = allocations[mode] { line += "   allocations/req " + summary(counted) }
+            + "CPU µs/req " + medianAndRange(cpu[mode] ?? []) + "   ×off " + medianAndRange(ratios, digits: 2)
+        if let counted = allocations[mode] { line += "   allocations/req " + medianAndRange(counted) }
         print(line)
     }
     print("  exporter: \(exporter.deliveredSpans) spans delivered, \(exporter.droppedSpans) dropped")
