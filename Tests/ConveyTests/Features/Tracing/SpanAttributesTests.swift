@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Convey
+@_spi(Tools) @testable import Convey
 
 /// The attributes of a request as OpenTelemetry's HTTP client conventions name them, with
 /// nothing secret in them.
