@@ -45,7 +45,9 @@ public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A request header field's name is not a token or its value holds CR, LF or NUL (RFC 9110
     /// §5), so that it could end the header line early and smuggle in another; nothing was sent.
     /// `name` is the field's name as given, `source` where it came from ("the task's headers",
-    /// "the request willSendRequest returned", …); the value is never carried.
+    /// "the request willSendRequest returned", …); the value is never carried. The request line
+    /// is held to the same rule: a method that is not a token, or a target holding a control
+    /// character or a space, is reported under HTTP/2's names for them, `:method` and `:path`.
     case invalidHeaderField(name: String, source: String, reason: String)
     /// The response body could not be decoded into the task's payload type (`typeName`).
     /// `codingPath` is the place in the JSON, such as `users[2].email` (empty at the top level),
@@ -186,7 +188,6 @@ extension Error {
     public var isCancellation: Bool {
         if self is CancellationError { return true }
         if let error = self as? ConveyError, case .cancelled = error { return true }
-        if let step = self as? StepFailure { return step.error.isCancellation }
         return false
     }
 

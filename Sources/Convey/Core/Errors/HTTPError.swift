@@ -261,3 +261,13 @@ extension ResponseType {
         }
     }
 }
+
+extension HTTPError {
+    /// How much of a streamed body (a download to a file, a stream) an error keeps: its start.
+    static var streamedBodyLimit: Int { 64 * 1024 }
+
+    /// How much of `body` an error keeps: all of a body in memory, the start of a stream.
+    static func bodyLimit(for body: ResponseBody) -> Int {
+        body.inMemory == nil ? streamedBodyLimit : Int.max
+    }
+}

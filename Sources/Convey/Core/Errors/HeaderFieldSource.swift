@@ -6,6 +6,8 @@ enum HeaderFieldSource: CaseIterable {
     case defaultHeaders
     /// The task's `headers` (by default the server's `headers(for:)`).
     case taskHeaders
+    /// The task's `method`.
+    case taskMethod
     /// The request body's `contentType` or `contentEncoding`.
     case body
     /// A part header of a multipart body.
@@ -21,6 +23,7 @@ enum HeaderFieldSource: CaseIterable {
         case .userAgent: "the server configuration's userAgent"
         case .defaultHeaders: "the server configuration's defaultHeaders"
         case .taskHeaders: "the task's headers"
+        case .taskMethod: "the task's method"
         case .body: "the request body's content type or encoding"
         case .multipartPart: "a multipart part's headers"
         case .willSendRequest: "the request willSendRequest returned"

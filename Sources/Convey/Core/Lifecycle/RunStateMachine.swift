@@ -34,8 +34,9 @@ struct RunStateMachine {
         /// Sending the request and receiving the response, with what cancels the exchange once
         /// the transport registered it (or the task it runs in).
         case exchanging(Attempt, cancel: (any CancellableWork)?)
-        /// The response is in: hooks, the status check and the payload (decoded, a file, a stream).
-        case receiving(Attempt)
+        /// The response is in: hooks, the status check and the delivery's part (decoded, a file
+        /// written, a stream checked), with what ends a body still being read.
+        case receiving(Attempt, reading: (any CancellableWork)?)
         /// Waiting for the server's credential refresh after this 401; the refresh is shared with
         /// other runs, so a stop does not interrupt it.
         case refreshingCredentials(after: HTTPError)
@@ -71,6 +72,8 @@ struct RunStateMachine {
     private(set) var attemptNumber = 1
     /// The events the machine rejected, with the phase it was in; empty in a correct run.
     private(set) var rejections: [IllegalTransition] = []
+    /// The defect that ended the run, once one did: a run ended by a defect never goes on.
+    private(set) var defectEnding: (any Error)?
     /// The total timeout, when the run has one.
     let totalTimeout: Duration?
     /// When the total timeout ends the run (and a stream that asked for it, `RunDeadline`).
@@ -125,8 +128,9 @@ struct RunStateMachine {
         if stop == nil { stop = reason }
         switch state {
         case .exchanging(_, let cancel?): return .cancel(cancel)
+        case .receiving(_, let reading?): return .cancel(reading)
         case .waitingToRetry(_, let wait): return .cancel(wait)
-        // Building and receiving run in the caller's task, the credential refresh is shared with
+        // Building and receiving (with no body being read) run in the caller's task, the credential refresh is shared with
         // other runs, a scheduled wait has not started, and an exchange whose transport has not
         // registered yet finds the stop when it does: the stop ends the run at its next step.
         case .idle, .building, .exchanging, .receiving, .refreshingCredentials, .retryScheduled, .finished: return .none
@@ -162,7 +166,7 @@ struct RunStateMachine {
     /// thing at most: a second would be lost, so it is refused.
     mutating func holding(_ hold: any AttemptHold) -> RunAction {
         switch state {
-        case .building(var attempt), .exchanging(var attempt, _), .receiving(var attempt):
+        case .building(var attempt), .exchanging(var attempt, _), .receiving(var attempt, _):
             guard attempt.hold == nil else { return .fail(reject(.holding), release: nil) }
             attempt.hold = hold
             replaceAttempt(with: attempt)
@@ -200,13 +204,17 @@ struct RunStateMachine {
         }
     }
 
-    /// The exchange brought back a response: its head, and its body when that is kept in memory.
-    /// A response that arrives after a stop does not undo it.
-    mutating func responseReceived() -> RunAction {
+    /// The exchange brought back a response: its head, and its body in memory or as a stream
+    /// still arriving, which `reading` ends when the run stops. A response that arrives after a
+    /// stop does not undo it.
+    mutating func responseReceived(reading: (any CancellableWork)? = nil) -> RunAction {
         switch state {
         case .exchanging(let attempt, _):
-            guard stop == nil else { return .fail(stopError, release: nil) }
-            state = .receiving(attempt)
+            guard stop == nil else {
+                reading?.cancel()
+                return .fail(stopError, release: nil)
+            }
+            state = .receiving(attempt, reading: reading)
             return .proceed
         case .idle, .building, .receiving, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished:
             return .fail(reject(.responseReceived), release: nil)
@@ -217,7 +225,7 @@ struct RunStateMachine {
     /// was stopped meanwhile (then what it holds is let go).
     mutating func payloadReady() -> RunAction {
         switch state {
-        case .receiving(let attempt):
+        case .receiving(let attempt, _):
             guard stop == nil else { return finish(failing: stopError, releasing: attempt) }
             state = .finished
             return .succeed(keeping: attempt.hold)
@@ -237,7 +245,7 @@ struct RunStateMachine {
     mutating func attemptFailed(_ error: any Error, at now: ContinuousClock.Instant,
                                 retryInterval: (any Error, Int) -> TimeInterval?) -> RunAction {
         switch state {
-        case .building(let attempt), .exchanging(let attempt, _), .receiving(let attempt):
+        case .building(let attempt), .exchanging(let attempt, _), .receiving(let attempt, _):
             if stop != nil { return finish(failing: stopError, releasing: attempt) }
             if error.isCancellation { return finish(failing: ConveyError.cancelled, releasing: attempt) }
             if let unauthorized = error as? HTTPError, unauthorized.isUnauthorized {
@@ -316,6 +324,7 @@ struct RunStateMachine {
     mutating func sendingAgain(stopped: Stop?) -> RunAction {
         switch state {
         case .finished:
+            if let defectEnding { return .fail(defectEnding, release: nil) }
             if stop == nil, let stopped { stop = stopped }
             guard stop == nil else { return .fail(stopError, release: nil) }
             return startNextAttempt()
@@ -329,7 +338,7 @@ struct RunStateMachine {
     mutating func abandon() -> (any AttemptHold)? {
         let held: (any AttemptHold)?
         switch state {
-        case .building(let attempt), .exchanging(let attempt, _), .receiving(let attempt): held = attempt.hold
+        case .building(let attempt), .exchanging(let attempt, _), .receiving(let attempt, _): held = attempt.hold
         case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished: held = nil
         }
         state = .finished
@@ -339,7 +348,8 @@ struct RunStateMachine {
     /// A defect in Convey (`ConveyDefect`) ends the run at once, whatever its state, letting go of
     /// what the attempt held: never retried.
     mutating func defect(_ error: any Error) -> RunAction {
-        .fail(error, release: abandon())
+        if defectEnding == nil { defectEnding = error }
+        return .fail(error, release: abandon())
     }
 
     private mutating func retry(after error: any Error, at now: ContinuousClock.Instant,
@@ -373,7 +383,7 @@ struct RunStateMachine {
         switch state {
         case .building: state = .building(attempt)
         case .exchanging(_, let cancel): state = .exchanging(attempt, cancel: cancel)
-        case .receiving: state = .receiving(attempt)
+        case .receiving(_, let reading): state = .receiving(attempt, reading: reading)
         case .idle, .refreshingCredentials, .retryScheduled, .waitingToRetry, .finished: break
         }
     }

@@ -21,18 +21,13 @@ public struct RunEvent: Sendable {
     public let date: Date
     /// What happened.
     public let kind: Kind
-    /// For Convey's own observers, on the events of an exchange on the wire: its request and the
-    /// file its body streamed from, its start and length, the body bytes kept for observers that
-    /// record bodies, and whether the pipeline, not the server, ended it.
-    let wire: WireDetail?
 
-    init(runID: UInt64, task: any DownloadingTask, attempt: Int, kind: Kind, wire: WireDetail? = nil) {
+    init(runID: UInt64, task: any DownloadingTask, attempt: Int, kind: Kind) {
         self.runID = runID
         self.task = task
         self.attempt = attempt
         date = Date()
         self.kind = kind
-        self.wire = wire
     }
 
     /// What happened.
@@ -71,20 +66,4 @@ public struct RunEvent: Sendable {
         /// on success). Cancellation is `ConveyError.cancelled`.
         case runFinished(ServerResponse<Data>?, error: (any Error)?)
     }
-}
-
-/// What Convey's own observers learn of an exchange on the wire beyond the public event.
-struct WireDetail: Sendable {
-    /// The request as the transport got it.
-    var request: OutgoingRequest
-    /// The file the request body streamed from, if any.
-    var bodyFile: URL?
-    /// When the exchange started, and how long it took.
-    var startedAt: Date
-    var elapsed: Duration = .zero
-    /// The body bytes kept for observers that asked for them, and how many arrived in all.
-    var keptBody = Data()
-    var bodyBytes: Int64 = 0
-    /// Whether the exchange ended because the pipeline's sink refused it, not because of the server.
-    var endedBySink = false
 }

@@ -31,9 +31,9 @@ struct RunObservers: Sendable {
 
     /// Tells every observer, in order, that `kind` happened in `attempt`. What an observer throws
     /// is dropped. The event is made only when someone is watching.
-    func emit(_ kind: @autoclosure () -> RunEvent.Kind, attempt: Int, wire: WireDetail? = nil) async {
+    func emit(_ kind: @autoclosure () -> RunEvent.Kind, attempt: Int) async {
         guard let task, !observers.isEmpty else { return }
-        let event = RunEvent(runID: runID, task: task, attempt: attempt, kind: kind(), wire: wire)
+        let event = RunEvent(runID: runID, task: task, attempt: attempt, kind: kind())
         for observer in observers {
             try? await observer.observe(event)
         }

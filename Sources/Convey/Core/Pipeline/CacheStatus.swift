@@ -32,3 +32,8 @@ public enum CacheStatus: String, Sendable, Hashable, Codable {
     /// Whether the server confirmed the stored response (`.revalidated`).
     public var wasRevalidated: Bool { self == .revalidated }
 }
+
+/// How the cache answered is kept on the response it answered with, under its own key.
+extension CacheStatus: RunValueKey {
+    typealias Value = CacheStatus
+}

@@ -19,9 +19,35 @@ enum FieldValidation {
         for header in headers { try check(name: header.name, value: header.value, source: source) }
     }
 
-    /// Checks every field of a request, such as the one `willSendRequest` returned.
+    /// Checks a request as a step or hook hands it on: its method and target, which make its
+    /// request line, and every field.
     static func check(_ request: OutgoingRequest, source: HeaderFieldSource) throws(ConveyError) {
+        try check(method: request.method, source: source)
+        try check(target: request.url, source: source)
         try check(request.fields, source: source)
+    }
+
+    /// Throws `ConveyError.invalidHeaderField` named `:method` (HTTP/2's name for it) when a method
+    /// is not a token (RFC 9110 §9.1): one holding CR or LF could end the request line early and
+    /// smuggle in a request of its own.
+    static func check(method: HTTPMethod, source: HeaderFieldSource) throws(ConveyError) {
+        let name = method.rawValue
+        if name.isEmpty {
+            throw .invalidHeaderField(name: ":method", source: source.phrase, reason: "the method is empty")
+        }
+        if let bad = name.utf8.first(where: { !isTokenCharacter($0) }) {
+            throw .invalidHeaderField(name: ":method", source: source.phrase,
+                                      reason: "the method holds \(describe(bad)), and a method is a token (RFC 9110 §9.1)")
+        }
+    }
+
+    /// Throws `ConveyError.invalidHeaderField` named `:path` when the request target holds a
+    /// control character or a space, which would end the request line early (RFC 9112 §3).
+    static func check(target url: URL, source: HeaderFieldSource) throws(ConveyError) {
+        if let bad = url.absoluteString.utf8.first(where: { $0 <= 0x20 || $0 == 0x7F }) {
+            throw .invalidHeaderField(name: ":path", source: source.phrase,
+                                      reason: "the request target holds \(describe(bad)), which would end the request line (RFC 9112 §3)")
+        }
     }
 
     /// Why a field cannot be sent, or `nil` when it can.
@@ -49,6 +75,7 @@ enum FieldValidation {
         switch byte {
         case 0x0D: "a carriage return (CR)"
         case 0x0A: "a line feed (LF)"
+        case 0x20: "a space"
         case 0x00: "a NUL byte"
         case 0x21..<0x7F: "\"\(Character(Unicode.Scalar(byte)))\""
         default: "the byte 0x\(String(byte, radix: 16, uppercase: true))"

@@ -1,26 +1,28 @@
 import Foundation
 
-/// Bodies kept in memory: collected up to the size limit, through the cache when the run uses one,
+/// Bodies kept in memory: collected up to the size limit by the transport's step (or the cache),
 /// and decoded into the task's payload (off the actor, in the run's own task).
 struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     let task: T
 
     var keepsBodyInMemory: Bool { true }
 
-    func exchange(_ hop: Hop, through chain: ExchangeChain, attempt: AttemptContext,
-                  holding hold: (any AttemptHold)?) async throws -> (Exchange, (any AttemptHold)?) {
-        let body = InMemoryBody(limit: attempt.plan.sizeLimit, url: hop.request.url)
-        let sent = try await chain.send(hop, into: body, attempt: attempt)
-        let (head, data) = try body.collected()
-        return (Exchange(request: sent.request, head: head, body: data, metrics: sent.metrics, cacheStatus: sent.cacheStatus), nil)
+    func stage(_ exchange: inout Exchange, holding hold: (any AttemptHold)?, plan: RunPlan) async throws -> T.DownloadPayload {
+        try await decode(&exchange, plan: plan)
     }
 
-    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> T.DownloadPayload {
-        try PayloadDecoding.decode(T.DownloadPayload.self, from: exchange.body, using: plan.decoder, url: exchange.request.url)
+    func payload(_ exchange: Exchange, staged: T.DownloadPayload?, holding hold: (any AttemptHold)?, plan: RunPlan,
+                 deadline: RunDeadline?) async throws -> T.DownloadPayload {
+        if let staged { return staged }
+        return try PayloadDecoding.decode(T.DownloadPayload.self, from: exchange.data, using: plan.decoder, url: exchange.request.url)
     }
 
-    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> T.DownloadPayload {
-        try await payload(from: exchange, holding: nil, plan: plan, deadline: deadline)
+    /// The payload of `exchange`'s body, which a step may have handed on as a stream: read into
+    /// memory within the size limit first.
+    private func decode(_ exchange: inout Exchange, plan: RunPlan) async throws -> T.DownloadPayload {
+        let data = try await exchange.body.collected(limit: plan.sizeLimit, url: exchange.head.url)
+        exchange.body = .data(data)
+        return try PayloadDecoding.decode(T.DownloadPayload.self, from: data, using: plan.decoder, url: exchange.request.url)
     }
 
     var callsDidFinish: Bool { true }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Convey's one redirect policy, which `RedirectStage` applies for every delivery and transport
+/// Convey's one redirect policy, which `RedirectStep` applies for every delivery and transport
 /// (transports never follow redirects themselves): URLSession's rules.
 ///
 /// 301, 302, 303 and 305–308 with a `Location` are followed, resolved against the request's URL;
@@ -14,6 +14,12 @@ import FoundationNetworking
 enum Redirect {
     /// How much of a redirect's body is read and dropped before its transfer is ended instead.
     static var discardedBodyLimit: Int { 64 * 1024 }
+
+    /// Whether `head` is a redirect a run that follows redirects follows: a redirect status with
+    /// a `Location` (a target that cannot be followed fails the hop when it is).
+    static func isFollowed(_ head: ResponseHead) -> Bool {
+        HTTPStatus.isRedirect(head.statusCode) && head.firstValue(named: "Location") != nil
+    }
 
     /// The next hop of a redirect chain.
     struct Hop: Sendable {

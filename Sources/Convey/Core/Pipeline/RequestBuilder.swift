@@ -134,6 +134,7 @@ struct RequestTemplate: Sendable {
                 guard let remote = server.remote else { throw .noRemote(server: server.name) }
                 url = try RequestBuilder.url(path: task.path, queryParameters: task.queryParameters, queryItems: task.queryItems, remote: remote)
             }
+            try FieldValidation.check(method: task.method, source: .taskMethod)
             let userAgent = server.storedConfiguration.userAgent ?? ServerConfiguration.standardUserAgent
             try FieldValidation.check(name: "User-Agent", value: userAgent, source: .userAgent)
             let defaultHeaders = server.storedConfiguration.defaultHeaders

@@ -1,19 +1,36 @@
 import Foundation
 
-/// Where an attempt's response body goes and what the run makes of it: the one part of
+/// What sits at the top of a run's chain and what the run makes of its response: the one part of
 /// `TaskRunner`'s path that differs between bodies kept in memory, downloads to a file and
-/// streams. A delivery supplies the sink and turns what arrived into its payload; the chain of
-/// stages, the checks and the hooks are the runner's.
+/// streams. The chain, the checks and the hooks are the runner's.
+///
+/// A delivery takes part twice. Each attempt whose status the task's rule accepts is `stage`d:
+/// a body in memory is decoded, a download's body is written to its partial file and checked, a
+/// stream's type is checked; a failure there is the attempt's, which the run may retry. Then,
+/// once the steps around the run returned the run's response, `payload` makes the run's payload
+/// of it: of what the attempt staged when that response is the attempt's own, else of the
+/// response a step made.
 protocol ResponseDelivery: Sendable {
     /// What a successful run returns as its payload.
     associatedtype Output: Sendable
+    /// What an attempt made of its response before the run's outcome is known.
+    associatedtype Staged: Sendable
 
     /// A total timeout that replaces the task's for this run, `nil` for the task's: a stream's
     /// own, which also covers its body.
     var totalTimeout: Duration? { get }
 
-    /// Whether the body is kept in memory, so that the cache may take part.
+    /// Whether the body is kept in memory, so that the cache may take part; else the body comes
+    /// up the chain as a stream.
     var keepsBodyInMemory: Bool { get }
+
+    /// How many bytes of a streamed body may wait for the reader before the transfer pauses.
+    var bufferSize: Int { get }
+
+    /// Whether Convey itself reads the streamed body (a download's file writer), at the disk's
+    /// pace, rather than the app at a pace of its own: a transport that cannot pause a transfer
+    /// may then wait for the reader instead of refusing the body (`ResponseBodySink.needsBackPressure`).
+    var readsBodyItself: Bool { get }
 
     /// Adjusts an attempt's request before `willSendRequest` sees it (a download's `Range`), and
     /// returns what the attempt holds from now on (a claimed partial file), which the run's
@@ -21,23 +38,21 @@ protocol ResponseDelivery: Sendable {
     @ConveyActor
     func prepare(_ request: inout OutgoingRequest) throws -> (any AttemptHold)?
 
-    /// Sends `hop` through `chain` into the delivery's sink and returns the exchange once it has
-    /// what the checks need: the head, and the body when it is kept in memory. `hold` is what
-    /// `prepare` returned; the second result is what the exchange made the attempt hold besides
-    /// (a stream's transfer), which the run's machine keeps from then on.
-    func exchange(_ hop: Hop, through chain: ExchangeChain, attempt: AttemptContext,
-                  holding hold: (any AttemptHold)?) async throws -> (Exchange, (any AttemptHold)?)
+    /// An attempt's response whose status the task's rule turns into an `HTTPError`: what the
+    /// delivery holds may be let go of differently (a `416` drops a partial file).
+    func refused(_ head: ResponseHead, holding hold: (any AttemptHold)?)
 
-    /// Turns a checked exchange into the run's payload, with what the attempt held; throws when
-    /// the delivery cannot take it (an event stream of another `Content-Type`): a failure of the
-    /// run like any other. `deadline` is the run's, which a payload that outlives the run (a
-    /// stream) keeps.
-    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> Output
+    /// What the delivery makes of an attempt's response the status check accepted, with what the
+    /// attempt holds; `exchange`'s body becomes what is passed up once this took its part (empty
+    /// for a body written to its file). Throws when the delivery cannot take it (an event stream
+    /// of another `Content-Type`, a file that cannot be written): a failure of the attempt.
+    func stage(_ exchange: inout Exchange, holding hold: (any AttemptHold)?, plan: RunPlan) async throws -> Staged
 
-    /// The payload of a response a step around the run made or changed (`Interceptor`), which no
-    /// attempt of the delivery received: decoded from its body, or a stream of it; a download to
-    /// a file, whose file an attempt claims, cannot take one.
-    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> Output
+    /// The run's payload: made from `staged` when `exchange` is the attempt's own response, else
+    /// from `exchange`, which a step around the run made or changed (its status already checked).
+    /// `hold` is what the successful attempt still holds, if any. `deadline` is the run's, which
+    /// a payload that outlives the run (a stream) keeps.
+    func payload(_ exchange: Exchange, staged: Staged?, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> Output
 
     /// Whether `Output` is the task's own payload, so that a success calls `didFinish(with:)`.
     var callsDidFinish: Bool { get }
@@ -50,7 +65,10 @@ protocol ResponseDelivery: Sendable {
 extension ResponseDelivery {
     var totalTimeout: Duration? { nil }
     var keepsBodyInMemory: Bool { false }
+    var bufferSize: Int { ResponseStream<Data>.defaultBufferSize }
+    var readsBodyItself: Bool { false }
     @ConveyActor func prepare(_ request: inout OutgoingRequest) throws -> (any AttemptHold)? { nil }
+    func refused(_ head: ResponseHead, holding hold: (any AttemptHold)?) {}
     var callsDidFinish: Bool { false }
     @ConveyActor func callDidFinish(_ response: ServerResponse<Output>) async {}
 }

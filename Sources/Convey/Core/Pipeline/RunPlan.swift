@@ -1,10 +1,10 @@
 import Foundation
 
 /// Everything one run needs from its task and server, read once on `@ConveyActor` before the
-/// first attempt: the stages and the runner read it, never the task's settings or the server's.
+/// first attempt: the steps and the runner read it, never the task's settings or the server's.
 /// What each attempt reads again is only what may change between attempts: the task's `headers`
 /// (the server's `headers(for:)`, with its credentials) and its body (`RequestTemplate`). A
-/// class, so that handing it from stage to stage is one reference, not a copy of every setting.
+/// class, so that handing it from step to step is one reference, not a copy of every setting.
 final class RunPlan: Sendable {
     /// The server the run goes to, for its hooks and credential refresh.
     let server: ConveyServer
@@ -26,8 +26,13 @@ final class RunPlan: Sendable {
     /// Whether the run may use expensive and constrained networks.
     let allowsExpensiveNetworkAccess: Bool
     let allowsConstrainedNetworkAccess: Bool
-    /// Whether the delivery keeps the body in memory.
+    /// Whether the delivery keeps the body in memory: then the transport's step collects it
+    /// whole; else it passes the body up as a stream.
     let keepsBodyInMemory: Bool
+    /// How many body bytes of a streamed body may wait for its reader before the transfer pauses.
+    let bufferSize: Int
+    /// Whether Convey itself reads a streamed body (a download's file writer) rather than the app.
+    let readsBodyItself: Bool
     /// Redirects: whether they are followed, how many, and which header fields are credentials.
     let redirects: RedirectPolicy
     /// Which statuses throw `HTTPError`.
@@ -39,23 +44,21 @@ final class RunPlan: Sendable {
     let retryPolicy: RetryPolicy?
     /// What is known of the task's hooks: those known to be defaults are not called.
     let hooks: KnownHooks
-    /// Whether the server's `didFinish(task:response:error:)` must be called: always, unless the
-    /// server is a plain `ConveyServer`, whose hook does nothing (a subclass's override may call
-    /// `super`, so running the base implementation says nothing about whether it was overridden),
-    /// or the run is one attempt of a delivery whose owner reports it once (`RunParts.reportsToServer`).
+    /// Whether the server's `didFinish(task:response:error:)` hears of the run: unless it is one
+    /// attempt of something whose owner reports it once (`RunStart.reportsToServer`). The base
+    /// implementation is nonisolated and does nothing, so a server that does not override it costs
+    /// no visit to the actor.
     let callsServerDidFinish: Bool
-    /// The steps, stages and observers the app, the server's features and the run's scopes add.
-    let parts: RunParts
-    /// The run's observers, and who the run is to them.
-    let observers: RunObservers
     /// Time as the run sees it, and how it waits between attempts.
     let clock: any RunClock
     let retryWaiter: any RetryWaiting
 
-    /// The plan for a run of `task` whose delivery asks for `deliveryTimeout` as its total
-    /// timeout (a stream's own) and keeps the body in memory or not.
+    /// The plan for a run of `task` started as `start`, whose delivery asks for `deliveryTimeout`
+    /// as its total timeout (a stream's own), keeps the body in memory or not, lets `bufferSize`
+    /// bytes of a streamed body wait for its reader, and reads that body itself or not.
     @ConveyActor
-    init<T: DownloadingTask>(task: T, deliveryTimeout: Duration?, keepsBodyInMemory: Bool) {
+    init<T: DownloadingTask>(task: T, start: RunStart, deliveryTimeout: Duration?, keepsBodyInMemory: Bool, bufferSize: Int,
+                             readsBodyItself: Bool = false) {
         let server = task.server
         let taskConfiguration = task.configuration
         self.server = server
@@ -68,6 +71,8 @@ final class RunPlan: Sendable {
         allowsExpensiveNetworkAccess = taskConfiguration?.allowsExpensiveNetworkAccess ?? server.storedConfiguration.allowsExpensiveNetworkAccess
         allowsConstrainedNetworkAccess = taskConfiguration?.allowsConstrainedNetworkAccess ?? server.storedConfiguration.allowsConstrainedNetworkAccess
         self.keepsBodyInMemory = keepsBodyInMemory
+        self.bufferSize = max(bufferSize, 1)
+        self.readsBodyItself = readsBodyItself
         redirects = RedirectPolicy(
             follows: task.followsRedirects, maximum: server.storedConfiguration.maximumRedirects, credentials: server.storedConfiguration.redaction)
         status = StatusCheck(task: task)
@@ -78,19 +83,8 @@ final class RunPlan: Sendable {
         clock = server.storedConfiguration.runClock
         retryWaiter = server.storedConfiguration.retryWaiter
 
-        var parts = RunParts()
-        parts.runSteps = server.storedConfiguration.interceptors + task.interceptors
-        parts.exchangeSteps = server.storedConfiguration.exchangeInterceptors + task.exchangeInterceptors
-        parts.observers = server.storedConfiguration.observers
-        RunScope.join(&parts, for: T.self)
-        let setup = RunSetup(server: server, idleTimeout: idleTimeout, sizeLimit: sizeLimit, keepsBodyInMemory: keepsBodyInMemory, hooks: hooks)
-        for feature in ConveyServer.builtInFeatures {
-            feature.join(&parts, task: task, setup: setup)
-        }
-        self.parts = parts
-        observers = RunObservers(parts.observers, task: task)
-        callsServerDidFinish = type(of: server) != ConveyServer.self && parts.reportsToServer
-        template = RequestTemplate.make(for: task, server: server, url: parts.url)
+        callsServerDidFinish = start.reportsToServer
+        template = RequestTemplate.make(for: task, server: server, url: start.url)
     }
 }
 

@@ -31,28 +31,36 @@ public enum ResponseType: String, Sendable, Hashable {
     }
 }
 
-/// One exchange as the pipeline carries it, from the transport's sink to `ServerResponse`: the
-/// request as sent, the head as received, the body, and what it cost. Moved along, never rewrapped.
+/// One exchange as the chain carries it, from the transport's step up to `ServerResponse`: the
+/// request as sent, the head as received, the body (in memory, or a stream the top pulls), what
+/// it cost, and the values steps attached to it (`ExchangeTags`: how the cache answered, say).
+/// Moved along, never rewrapped.
 struct Exchange: Sendable {
-    /// The request as really sent (after `willSendRequest`, with any field the cache added).
+    /// The request as really sent (after `willSendRequest`, with any field a step added).
     var request: OutgoingRequest
-    /// The final response's head.
+    /// The response's head.
     var head: ResponseHead
-    /// The body held in memory: all of it for a body kept in memory, the start of an error body
-    /// for a file or a stream, else empty.
-    var body: Data
-    /// What the exchange cost on the wire.
+    /// The body: whole in memory where the run keeps it there, else a stream.
+    var body: ResponseBody
+    /// What the exchange cost on the wire; a streamed body's is complete once it ended.
     var metrics = ExchangeMetrics()
-    /// Whether the cache took part.
-    var cacheStatus: CacheStatus = .network
+    /// Values the steps attached to the response, each under a key of its own.
+    var tags = RunValues()
     /// When the attempt that produced it started, and how long it took to the whole body (the head, for a stream).
     var startedAt = Date()
     var duration: Duration = .zero
     /// Which attempt produced it, from 1.
     var attemptNumber = 1
-    /// Set by the runner on the response it hands a step around the run, and cleared by every
-    /// change: a step that returns it unchanged passed the run's own response on.
-    var passedOnBy: UInt64 = 0
+
+    /// The body when it is in memory; empty for a stream.
+    var data: Data { body.inMemory ?? Data() }
+
+    /// Whether `other` is this very response: the same request, head and body. What the runner
+    /// asks of the response a step around the run returned: if it is the one the attempts made,
+    /// their payload stands; else the run's payload is made from the step's.
+    func isSame(as other: Exchange) -> Bool {
+        body.isSame(as: other.body) && head == other.head && request == other.request
+    }
 }
 
 /// The outcome of a successful run: the decoded payload with everything about the exchange.
@@ -67,8 +75,9 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
         self.exchange = exchange
     }
 
-    /// The response body as received (after transfer decompression).
-    public var data: Data { exchange.body }
+    /// The response body as received (after transfer decompression), when the run keeps it in
+    /// memory; empty for a download to a file or a stream, whose body goes to its destination.
+    public var data: Data { exchange.data }
     /// The request as really sent, after `willSendRequest`.
     public var request: OutgoingRequest { exchange.request }
     /// The status line and header fields as received, repeats kept.
@@ -80,10 +89,10 @@ public struct ServerResponse<Payload: Sendable>: Sendable {
     /// Which attempt produced this response: 1 for the first, 2 after one retry, and so on.
     public var attemptNumber: Int { exchange.attemptNumber }
     /// Whether the body came from the network or the cache, and whether the server revalidated it.
-    public var cacheStatus: CacheStatus { exchange.cacheStatus }
+    public var cacheStatus: CacheStatus { exchange.tags[CacheStatus.self] ?? .network }
     /// Whether the body came from the cache or another task's exchange (`cacheStatus.isFromCache`):
     /// true for every status but `.network` and `.backgroundRefresh`.
-    public var isFromCache: Bool { exchange.cacheStatus.isFromCache }
+    public var isFromCache: Bool { cacheStatus.isFromCache }
     /// What the exchange cost on the wire: phase timings, bytes, protocol, connection reuse.
     /// Empty for responses answered from the cache or by a transport that measures nothing.
     public var metrics: ExchangeMetrics { exchange.metrics }
@@ -142,9 +151,19 @@ extension ServerResponse where Payload == Data {
         self.init(answering: request, head: ResponseHead(statusCode: statusCode, fields: headers, url: request.url), body: body)
     }
 
-    /// A response an `Interceptor` makes to answer `request` itself, with a head of its own.
+    /// A response an `Interceptor` makes to answer `request` itself, with a head of its own
+    /// (`ResponseHead(statusCode:fields:url:)`): its HTTP version, a final URL of its own.
     public init(answering request: OutgoingRequest, head: ResponseHead, body: Data = Data()) {
-        self.init(payload: body, exchange: Exchange(request: request, head: head, body: body))
+        self.init(payload: body, exchange: Exchange(request: request, head: head, body: .data(body)))
+    }
+
+    /// The body as a stream of chunks, read once: the body in memory as one chunk where the run
+    /// keeps it there (`download()`, `send()`); for a download to a file, a stream or events, the
+    /// body as it arrives, which whoever sits at the top reads (the file writer, your loop, the
+    /// event parser). A step wraps it to watch or change it on its way up
+    /// (`ResponseStream.observed(chunk:end:)`, `mapChunks(_:)`) and hands it on with `replacing(body:)`.
+    public var body: ResponseStream<Data> {
+        ResponseStream(exchange.body, url: exchange.head.url)
     }
 
     /// The same response with another head (status and fields), for an `Interceptor` that changes
@@ -152,15 +171,42 @@ extension ServerResponse where Payload == Data {
     public func replacing(head: ResponseHead) -> ServerResponse<Data> {
         var exchange = exchange
         exchange.head = head
-        exchange.passedOnBy = 0
-        return ServerResponse(payload: exchange.body, exchange: exchange)
+        return ServerResponse(payload: payload, exchange: exchange)
     }
 
-    /// The same response with another body, for an `Interceptor` that changes what came back.
+    /// The same response with another body, held in memory, for an `Interceptor` that changes
+    /// what came back: also in place of a streamed body, which then ends unread.
     public func replacing(data: Data) -> ServerResponse<Data> {
         var exchange = exchange
-        exchange.body = data
-        exchange.passedOnBy = 0
+        if case .stream(let source) = exchange.body { source.close() }
+        exchange.body = .data(data)
         return ServerResponse(payload: data, exchange: exchange)
+    }
+
+    /// The same response with another body: most often the one it had, wrapped
+    /// (`body.observed(chunk:end:)`, `body.mapChunks(_:)`), so that what reads the body on top
+    /// reads it through the wrapper.
+    public func replacing(body: ResponseStream<Data>) -> ServerResponse<Data> {
+        guard let chainBody = body.chainBody else { return self }
+        var exchange = exchange
+        exchange.body = chainBody
+        return ServerResponse(payload: chainBody.inMemory ?? Data(), exchange: exchange)
+    }
+
+    /// The exchange a step returned, as the chain carries it on. The payload is the body where
+    /// the body is in memory, so a change made with `map` is taken; a streamed body's payload is
+    /// empty, and a step that made it something else answered with that instead.
+    var chainExchange: Exchange {
+        var exchange = exchange
+        switch exchange.body {
+        case .data:
+            exchange.body = .data(payload)
+        case .stream(let source):
+            if !payload.isEmpty {
+                source.close()
+                exchange.body = .data(payload)
+            }
+        }
+        return exchange
     }
 }

@@ -6,23 +6,24 @@ import FoundationNetworking
 /// Runs a task: the one place a request's path lives, top to bottom.
 ///
 /// ```
-/// download() ─┬─ @ConveyActor: plan the run (RunPlan, with its RunParts), build attempt 1, willSendRequest
+/// download() ─┬─ @ConveyActor: plan the run (RunPlan), make its chain (ChainMaking), build attempt 1, willSendRequest
 ///             │
-///             ├─ steps around the run (Interceptor), outermost first, then:
+///             ├─ the chain, one step of one kind after another (RunChain lists them):
+///             │    steps around the run (the app's) → the run's own step, attempts(): each attempt
+///             │    ─▶ redirects ─▶ the cache ─▶ … ─▶ the app's exchange steps ─▶ … ─▶ the transport
+///             │    ◀── the response: its head, and its body as a value (in memory, or a stream the top pulls)
+///             │    each attempt: didReceiveResponse (@ConveyActor, when the task has it) → status → the
+///             │    delivery's part (decode, write the file, check a stream), and the run's machine decides:
+///             │    succeed │ refresh credentials │ wait and retry │ fail
 ///             │
-///             ├─ attempt: chain ─▶ RedirectStage ─▶ feature stages (cache, upload progress) ─▶ exchange steps (Interceptor)
-///             │                    ─▶ stages nearest the wire (HAR answers) ─▶ TransportStage ─▶ transport
-///             │           the delivery's sink ◀─ head and body ◀──────────────────────────────────────────┘
-///             │           didReceiveResponse (@ConveyActor, when the task has it) → status → payload
+///             ├─ the top: the payload of the response the outermost step returned
 ///             │
-///             ├─ the run's machine decides: succeed │ refresh credentials │ wait and retry │ fail
-///             │
-///             └─ @ConveyActor, when a hook is there to call: didFinish(with:), didSucceed / didFail,
-///                the server's didFinish(task:response:error:)
+///             └─ the hooks that end the run: didFinish(with:), didSucceed / didFail (@ConveyActor, when
+///                the task has them), the server's didFinish(task:response:error:)
 /// ```
 ///
-/// Observers (`RunObserver`: the app's, echo, recording, HAR capture) hear of each step as a
-/// `RunEvent`, in the run's own task.
+/// Observers (`RunObserver`: the app's, echo, recording) hear of each step as a `RunEvent`, in
+/// the run's own task.
 ///
 /// The runner itself runs in its caller's task, off `@ConveyActor`: the actor is visited to read
 /// the task and build each attempt's request, and after that only for hooks the task (or a
@@ -33,144 +34,243 @@ import FoundationNetworking
 /// The run's `RunStateMachine` (inside its `ActiveRun`) takes every event — an attempt's steps
 /// and end, a refresh's, a wait's, a stop — and returns the next action, which the runner carries
 /// out. The machine's states own what the run waits on and what an attempt holds (a claimed file,
-/// a stream's transfer), so a stop cancels exactly that and a failure lets it go. The app's steps
-/// run in the caller's task too: its cancellation ends a step's wait at once; a stop from
-/// elsewhere (a tag, the deadline) ends the run when the step goes on.
+/// a body being read), so a stop cancels exactly that and a failure lets it go. The steps run in
+/// the caller's task too: its cancellation ends a step's wait at once; a stop from elsewhere (a
+/// tag, the deadline) ends the run when the step goes on.
 struct TaskRunner<T: DownloadingTask>: Sendable {
     let task: T
+    /// What makes the run's chain: `RunChain`, the one list of its steps.
+    let chain: any ChainMaking.Type
+    /// How the run starts: its URL when given whole, whether the server hears of it, its values.
+    var start = RunStart()
+
+    init(task: T, chain: any ChainMaking.Type, start: RunStart = RunStart()) {
+        self.task = task
+        self.chain = chain
+        self.start = start
+    }
 
     /// Runs the task with its body in memory, decoded into its payload.
     func run() async throws -> ServerResponse<T.DownloadPayload> {
         try await run(MemoryDelivery(task: task))
     }
 
-    /// Runs the task as one `ActiveRun`, in the caller's task. Cancellation by tag or type and the
+    /// Runs the task as one `ActiveRun`, in the caller's task: its chain from the top, then the
+    /// payload of the response the outermost step returned. Cancellation by tag or type and the
     /// total timeout stop what the run waits on, never the caller's task; the caller's task being
     /// cancelled reaches the run's machine through the one cancellation handler here. The hooks
     /// that end a run run once its outcome is known, after the steps around it.
     func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
-        let (plan, run, first) = await Self.start(task, delivery: delivery)
-        defer { run.end() }
-        await plan.observers.emit(.runStarted, attempt: 1)
+        let (context, attempts, first) = await Self.start(task, delivery: delivery, start: start, chain: chain)
+        let lifecycle = context.lifecycle
+        defer { lifecycle.end() }
+        await context.observers.emit(.runStarted, attempt: 1)
         let outcome: Result<ServerResponse<Delivery.Output>, any Error>
         do {
             outcome = .success(try await withTaskCancellationHandler {
-                try await plan.parts.runSteps.isEmpty
-                    ? drive(delivery, plan: plan, run: run, first: first)
-                    : stepped(delivery, plan: plan, run: run, first: first)
+                try await respond(delivery, context: context, attempts: attempts, first: first)
             } onCancel: {
-                run.cancel()
+                lifecycle.cancel()
             })
         } catch {
+            attempts.release()
             outcome = .failure(error is CancellationError ? ConveyError.cancelled : error)
         }
-        run.abandon()
+        lifecycle.abandon()
+        let observers = context.observers
         switch outcome {
         case .success(let response):
-            await Self.finish(task, delivery: delivery, plan: plan, response: response)
-            await plan.observers.emit(.runFinished(ServerResponse(payload: response.data, exchange: response.exchange), error: nil),
-                                      attempt: run.attemptNumber)
+            await Self.finish(task, delivery: delivery, plan: context.plan, response: response)
+            await observers.emit(.runFinished(ServerResponse(payload: response.data, exchange: response.exchange), error: nil),
+                                 attempt: lifecycle.attemptNumber)
             return response
         case .failure(let error):
             Defects.assertNone(error)
-            let lastExchange = run.lastExchange
-            await Self.finish(task, plan: plan, failure: error, lastExchange: lastExchange)
-            await plan.observers.emit(.runFinished(lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: error),
-                                      attempt: run.attemptNumber)
+            let lastExchange = lifecycle.lastExchange
+            await Self.finish(task, plan: context.plan, failure: error, lastExchange: lastExchange)
+            await observers.emit(.runFinished(lastExchange.map { ServerResponse(payload: $0.data, exchange: $0) }, error: error),
+                                 attempt: lifecycle.attemptNumber)
             throw error
         }
     }
 
-    /// The run inside its steps: each step gets the first attempt's request and, as its `next`,
-    /// the steps after it, the last of which makes the run's attempts (`drive`). The response the
-    /// outermost step returns is the run's: the one the attempts made, or another, whose status
-    /// and payload then follow from it.
-    private func stepped<Delivery: ResponseDelivery>(_ delivery: Delivery, plan: RunPlan, run: ActiveRun,
+    /// The run's chain from the top with the first attempt's request, then the payload of what the
+    /// outermost step returned: the attempts' own response, whose payload they made, or another,
+    /// whose status and payload then follow from it.
+    private func respond<Delivery: ResponseDelivery>(_ delivery: Delivery, context: RunContext, attempts: RunStep<T, Delivery>,
                                                      first: BuiltAttempt) async throws -> ServerResponse<Delivery.Output> {
-        let steps = plan.parts.runSteps
-        guard !steps.isEmpty, case .success(let original)? = first.request else {
-            return try await drive(delivery, plan: plan, run: run, first: first)
+        let plan = context.plan
+        let request: TransportRequest
+        switch first.request {
+        case .success(let built)?:
+            request = Self.transportRequest(built, bodyFile: first.bodyFile, plan: plan, lifecycle: context.lifecycle)
+        case .failure, nil:
+            // A run whose first request could not be built is its attempts' failure: the steps
+            // around the run get nothing to change.
+            try await attempts.answerUnbuilt(context: context)
         }
-        let token = run.identity
-        var made: ServerResponse<Delivery.Output>?
-        var sends = 0
-        let answer = try await Self.step(0, of: steps, original) { request in
-            try FieldValidation.check(request, source: .interceptor)
-            let changes = RequestChanges(from: original, to: request)
-            sends += 1
-            let response: ServerResponse<Delivery.Output>
-            if sends == 1 {
-                var firstAttempt = first
-                firstAttempt.request = .success(request)
-                response = try await drive(delivery, plan: plan, run: run, first: firstAttempt, changes: changes)
-            } else {
-                // A step sending the request again: the run goes on with a new attempt.
-                try run.sendingAgain().proceedOrThrow()
-                response = try await drive(delivery, plan: plan, run: run, first: nil, changes: changes)
-            }
-            made = response
-            var exchange = response.exchange
-            exchange.passedOnBy = token
-            return ServerResponse(payload: exchange.body, exchange: exchange)
+        var final = try await context.chain.proceed(request, context: StepContext(run: context, attempt: 1))
+        if let stopped = context.lifecycle.lateStopError {
+            final.body.close()
+            throw stopped
         }
-        if let stopped = run.lateStopError { throw stopped }
-        if let made, answer.exchange.passedOnBy == token { return made }
-        // The steps answered on their own, or changed what the attempts made.
-        let exchange = answer.exchange
-        run.completed(exchange)
-        if plan.status.throwsError(forStatus: exchange.head.statusCode) {
-            throw HTTPError(statusCode: exchange.head.statusCode, body: exchange.body, headers: exchange.head.fields.combined,
-                            url: exchange.request.url, method: exchange.request.method)
+        let made = attempts.made
+        if let made, final.isSame(as: made.exchange) {
+            let payload = try await delivery.payload(final, staged: made.staged, holding: made.hold, plan: plan, deadline: context.lifecycle.deadline)
+            return ServerResponse(payload: payload, exchange: final)
         }
-        return ServerResponse(payload: try await delivery.payload(answering: exchange, plan: plan, deadline: run.deadline), exchange: exchange)
+        // A step around the run answered on its own, or changed what the attempts made (a body it
+        // no longer reads ends when the last reference to it goes). A run that keeps its body in
+        // memory gets it there, whatever the step handed on.
+        if plan.keepsBodyInMemory { final.body = .data(try await final.body.collected(limit: plan.sizeLimit, url: final.head.url)) }
+        context.lifecycle.completed(final)
+        if plan.status.throwsError(forStatus: final.head.statusCode) {
+            let body = await final.body.prefix(HTTPError.bodyLimit(for: final.body))
+            throw HTTPError(statusCode: final.head.statusCode, body: body, headers: final.head.fields.combined,
+                            url: final.request.url, method: final.request.method)
+        }
+        context.lifecycle.abandon()
+        let payload = try await delivery.payload(final, staged: nil, holding: made?.hold, plan: plan, deadline: context.lifecycle.deadline)
+        return ServerResponse(payload: payload, exchange: final)
     }
 
-    /// Step `index` of `steps` and those after it, the last of which passes the request to `attempts`.
-    private static func step(_ index: Int, of steps: [any Interceptor], _ request: OutgoingRequest,
-                             attempts: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
-        guard index < steps.count else { return try await attempts(request) }
-        return try await steps[index].intercept(request) { request in try await step(index + 1, of: steps, request, attempts: attempts) }
+    /// The request a transport gets for `request`, with the run's settings.
+    static func transportRequest(_ request: OutgoingRequest, bodyFile: URL?, plan: RunPlan, lifecycle: ActiveRun) -> TransportRequest {
+        var sent = TransportRequest(request: request, bodyFile: bodyFile, timeout: plan.idleTimeout,
+                                    allowsExpensiveNetworkAccess: plan.allowsExpensiveNetworkAccess,
+                                    allowsConstrainedNetworkAccess: plan.allowsConstrainedNetworkAccess)
+        sent.maximumResponseHeadSize = plan.headSizeLimit
+        sent.expectsLargeBody = !plan.keepsBodyInMemory
+        sent.cancellation = ExchangeCancellation(run: lifecycle)
+        return sent
+    }
+}
+
+/// The run itself as a step of its chain: every attempt, retry, credential refresh and wait,
+/// owned by the run's machine. Below it, each attempt goes through the rest of the chain
+/// (redirects, the cache, the app's exchange steps, the transport); above it, the app's steps
+/// around the run see the outcome. A class, so that the run keeps what its attempts made.
+final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
+    private let runner: TaskRunner<T>
+    private let delivery: Delivery
+    private let state: InlineLocked<State>
+
+    /// The response the attempts made, with what the delivery made of it and what the successful
+    /// attempt still holds (a claimed file), for the top to turn into the run's payload.
+    struct Made: Sendable {
+        let exchange: Exchange
+        let staged: Delivery.Staged
+        let hold: (any AttemptHold)?
+    }
+
+    private struct State: Sendable {
+        /// The first attempt, built while the run was planned; taken by the first send.
+        var first: BuiltAttempt?
+        /// The first attempt's request as built, which a step around the run may change: each
+        /// later attempt, built afresh, gets the same changes.
+        var original: OutgoingRequest?
+        var made: Made?
+    }
+
+    init(runner: TaskRunner<T>, delivery: Delivery, first: BuiltAttempt) {
+        self.runner = runner
+        self.delivery = delivery
+        var original: OutgoingRequest?
+        if case .success(let request)? = first.request { original = request }
+        state = InlineLocked(State(first: first, original: original))
+    }
+
+    /// What the attempts made, once they succeeded.
+    var made: Made? { state.value.made }
+
+    /// Lets go of what a successful attempt still holds, when the run fails after it.
+    func release() {
+        let made = state.withLock { state in
+            defer { state.made = nil }
+            return state.made
+        }
+        made?.hold?.release()
+        made?.exchange.body.close()
+    }
+
+    func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
+        let (first, original, previous) = state.withLock { state in
+            defer {
+                state.first = nil
+                state.made = nil
+            }
+            return (state.first, state.original, state.made)
+        }
+        var changes: RequestChanges?
+        if let original, request.request != original {
+            try FieldValidation.check(request.request, source: .interceptor)
+            changes = RequestChanges(from: original, to: request.request)
+        }
+        var firstAttempt: BuiltAttempt?
+        if var first {
+            first.request = .success(request.request)
+            firstAttempt = first
+        } else {
+            // A step around the run sending the request again: the run goes on with a new attempt.
+            previous?.hold?.release()
+            try context.run.lifecycle.sendingAgain().proceedOrThrow()
+        }
+        let made = try await attempts(first: firstAttempt, changes: changes, context: context, next: next)
+        state.withLock { $0.made = made }
+        return made.exchange
+    }
+
+    /// The run of a task whose first request could not be built (no remote, a disabled server, an
+    /// invalid URL or field): its attempts fail as the machine decides, with no step around them.
+    func answerUnbuilt(context: RunContext) async throws -> Never {
+        let first = state.withLock { state in
+            defer { state.first = nil }
+            return state.first
+        }
+        _ = try await attempts(first: first, changes: nil, context: StepContext(run: context, attempt: 1), next: ChainNext.none)
+        throw RunnerDefect(description: "Convey internal error: a run whose request could not be built succeeded")
     }
 
     /// The run's attempts: carry out the machine's action, hand what came of it to the machine as
     /// the next event, until the action ends the run. The first action is always an attempt, with
     /// `first` when it is built already; each attempt built here gets the steps' `changes`.
-    private func drive<Delivery: ResponseDelivery>(_ delivery: Delivery, plan: RunPlan, run: ActiveRun, first: BuiltAttempt?,
-                                                   changes: RequestChanges? = nil) async throws -> ServerResponse<Delivery.Output> {
-        let chain = ExchangeChain(plan: plan)
-        var next = first
+    private func attempts(first: BuiltAttempt?, changes: RequestChanges?, context: StepContext, next: ChainNext) async throws -> Made {
+        let run = context.run
+        let lifecycle = run.lifecycle
+        let plan = run.plan
+        var pending = first
         var credentialGeneration = first?.credentialGeneration ?? 0
-        var response: ServerResponse<Delivery.Output>?
+        var made: Made?
         var action = RunStateMachine.RunAction.startAttempt
         while true {
             switch action {
             case .startAttempt:
-                var built = if let next { next } else { await Self.build(task, delivery: delivery, plan: plan, run: run) }
-                if next == nil, let changes, case .success(var request)? = built.request {
+                var built = if let pending { pending } else { await TaskRunner.build(runner.task, delivery: delivery, plan: plan, run: lifecycle) }
+                if pending == nil, let changes, case .success(var request)? = built.request {
                     changes.apply(to: &request)
                     built.request = .success(request)
                 }
-                next = nil
+                pending = nil
                 credentialGeneration = built.credentialGeneration
-                action = await attempt(built, delivery: delivery, chain: chain, plan: plan, run: run, response: &response)
+                action = await attempt(built, context: context, next: next, made: &made)
             case .refreshCredentials(let unauthorized, let release):
                 release?.release()
-                let refreshed = await Self.refreshCredentials(plan.server, after: unauthorized, sentGeneration: credentialGeneration)
-                await plan.observers.emit(.credentialRefresh(refreshed: refreshed), attempt: run.attemptNumber)
-                action = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1) }
+                let refreshed = await TaskRunner<T>.refreshCredentials(plan.server, after: unauthorized, sentGeneration: credentialGeneration)
+                await run.observers.emit(.credentialRefresh(refreshed: refreshed), attempt: lifecycle.attemptNumber)
+                action = lifecycle.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1) }
             case .waitToRetry(let duration, let release):
                 release?.release()
-                action = await run.waitToRetry(duration, using: plan.retryWaiter)
+                action = await lifecycle.waitToRetry(duration, using: plan.retryWaiter)
             case .succeed:
                 // The machine succeeds a run only after an attempt made its payload.
-                guard let response else {
-                    action = run.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")) }
+                guard let made else {
+                    action = lifecycle.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")) }
                     continue
                 }
-                return response
+                return made
             case .proceed:
                 // Only a step within an attempt proceeds; the attempt's end always decides.
-                action = run.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")) }
+                action = lifecycle.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")) }
             case .fail(let error, let release):
                 release?.release()
                 throw error
@@ -178,13 +278,15 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         }
     }
 
-    /// One attempt of the run, top to bottom: send through the chain into the delivery's sink →
-    /// `didReceiveResponse` → check the status → the delivery's payload. Its end is an event for
-    /// the machine, whose action comes back; `response` becomes the run's response when the
-    /// attempt made its payload. The run keeps the attempt's exchange when one completed.
-    private func attempt<Delivery: ResponseDelivery>(_ built: BuiltAttempt, delivery: Delivery, chain: ExchangeChain, plan: RunPlan,
-                                                     run: ActiveRun, response: inout ServerResponse<Delivery.Output>?) async -> RunStateMachine.RunAction {
-        await plan.observers.emit(.attemptStarted, attempt: built.number)
+    /// One attempt of the run, top to bottom: send through the rest of the chain → the status
+    /// of a streamed error body read → `didReceiveResponse` → check the status → the delivery's
+    /// part (decode, write the file, check the stream). Its end is an event for the machine,
+    /// whose action comes back; `made` becomes what the run made when the attempt succeeded.
+    private func attempt(_ built: BuiltAttempt, context: StepContext, next: ChainNext, made: inout Made?) async -> RunStateMachine.RunAction {
+        let run = context.run
+        let lifecycle = run.lifecycle
+        let plan = run.plan
+        await run.observers.emit(.attemptStarted, attempt: built.number)
         var action = RunStateMachine.RunAction.startAttempt
         var completed: Exchange?
         let startedAt = Date()
@@ -196,65 +298,61 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             guard let request = try built.request?.get() else { throw ConveyError.cancelled }
             sentRequest = request
 
-            // Send: through the chain, into the delivery's sink.
-            try run.step { machine in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
-            var exchange: Exchange
-            var hold = built.hold
-            do {
-                let context = AttemptContext(plan: plan, number: built.number, cancellation: ExchangeCancellation(run: run))
-                let acquired: (any AttemptHold)?
-                (exchange, acquired) = try await delivery.exchange(Hop(request: request, bodyFile: built.bodyFile), through: chain,
-                                                                   attempt: context, holding: built.hold)
-                if let acquired {
-                    hold = acquired
-                    if case .fail(let error, _) = run.step({ machine in machine.holding(acquired) }) {
-                        acquired.release()
-                        throw error
-                    }
-                }
-            } catch {
-                throw TransportErrors.map(error, url: request.url, timeout: plan.idleTimeout)
-            }
-            try run.step { machine in machine.responseReceived() }.proceedOrThrow()
+            // Send: through the rest of the chain.
+            try lifecycle.step { machine in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
+            var attemptContext = context
+            attemptContext.attempt = built.number
+            var exchange = try await next(TaskRunner<T>.transportRequest(request, bodyFile: built.bodyFile, plan: plan, lifecycle: lifecycle),
+                                          attemptContext)
+            // A body still arriving is what a stop ends from now on.
+            let reading: (any CancellableWork)? = if case .stream(let source) = exchange.body { BodyReading(source: source) } else { nil }
+            try lifecycle.step { machine in machine.responseReceived(reading: reading) }.proceedOrThrow()
             exchange.startedAt = startedAt
             exchange.duration = clock.duration(to: .now)
             exchange.attemptNumber = built.number
             sentRequest = exchange.request
+            let throwsForStatus = plan.status.throwsError(forStatus: exchange.head.statusCode)
+            if throwsForStatus, case .stream = exchange.body {
+                // What the error needs of the body; the rest is never read.
+                exchange.body = .data(await exchange.body.prefix(HTTPError.streamedBodyLimit))
+            }
             completed = exchange
-            run.completed(exchange)
+            lifecycle.completed(exchange)
 
             // Receive: the task's own look at the response, on the actor.
-            if plan.hooks.mustCall(.didReceiveResponse) { try await Self.didReceiveResponse(task, exchange: exchange) }
+            if plan.hooks.mustCall(.didReceiveResponse) { try await TaskRunner<T>.didReceiveResponse(runner.task, exchange: exchange) }
 
             // Check: the status the task's rule makes an error.
             let head = exchange.head
-            if plan.status.throwsError(forStatus: head.statusCode) {
-                throw HTTPError(statusCode: head.statusCode, body: exchange.body, headers: head.fields.combined,
+            if throwsForStatus {
+                delivery.refused(head, holding: built.hold)
+                throw HTTPError(statusCode: head.statusCode, body: exchange.data, headers: head.fields.combined,
                                 url: exchange.request.url, method: exchange.request.method)
             }
 
-            // Payload: decoded, a finished file, or a stream (which keeps the run's deadline).
-            let payload = try await delivery.payload(from: exchange, holding: hold, plan: plan, deadline: run.deadline)
-            response = ServerResponse(payload: payload, exchange: exchange)
-            action = run.step { machine in machine.payloadReady() }
+            // The delivery's part: decoded, a file written and checked, a stream's type checked.
+            let staged = try await delivery.stage(&exchange, holding: built.hold, plan: plan)
+            action = lifecycle.step { machine in machine.payloadReady() }
+            if case .succeed(let hold) = action { made = Made(exchange: exchange, staged: staged, hold: hold) }
         } catch {
             failure = error is CancellationError ? ConveyError.cancelled : error
+            completed?.body.close()
         }
         if let failure {
             if failure is any ConveyDefect {
                 // A defect in Convey ends the run as it is: never retried.
-                action = run.step { $0.defect(failure) }
+                action = lifecycle.step { $0.defect(failure) }
             } else {
-                action = await failed(failure, finally: built.isFinal, plan: plan, run: run)
+                action = await failed(failure, finally: built.isFinal, plan: plan, lifecycle: lifecycle)
             }
         }
         if let stagedFile = built.stagedFile { try? FileManager.default.removeItem(at: stagedFile) }
-        if !plan.observers.isEmpty {
-            let shown = completed.map { ServerResponse(payload: $0.body, exchange: $0) }
-            await plan.observers.emit(.attemptFinished(request: sentRequest, response: shown, error: action.failure ?? failure,
-                                                       duration: clock.duration(to: .now)), attempt: built.number)
+        if !run.observers.isEmpty {
+            let shown = completed.map { ServerResponse(payload: $0.data, exchange: $0) }
+            await run.observers.emit(.attemptFinished(request: sentRequest, response: shown, error: action.failure ?? failure,
+                                                      duration: clock.duration(to: .now)), attempt: built.number)
             if case .waitToRetry(let delay, _) = action, let failure {
-                await plan.observers.emit(.retryScheduled(after: failure, delay: delay), attempt: built.number)
+                await run.observers.emit(.retryScheduled(after: failure, delay: delay), attempt: built.number)
             }
         }
         return action
@@ -263,12 +361,12 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
     /// The machine's action after an attempt failed with `error`: asks the task's
     /// `retryInterval(afterError:count:)` (on the actor, when the task has its own) only where
     /// the machine would, and never for an attempt that could not start (`finally`).
-    private func failed(_ error: any Error, finally: Bool, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
+    private func failed(_ error: any Error, finally: Bool, plan: RunPlan, lifecycle: ActiveRun) async -> RunStateMachine.RunAction {
         var asked: TimeInterval??
-        if !finally, plan.hooks.mustCall(.retryInterval), let count = run.step({ machine in machine.asksRetryInterval(after: error) }) {
-            asked = .some(await Self.retryInterval(task, after: error, count: count, plan: plan))
+        if !finally, plan.hooks.mustCall(.retryInterval), let count = lifecycle.step({ machine in machine.asksRetryInterval(after: error) }) {
+            asked = .some(await TaskRunner<T>.retryInterval(runner.task, after: error, count: count, plan: plan))
         }
-        return run.step { machine, now in
+        return lifecycle.step { machine, now in
             machine.attemptFailed(error, at: now) { error, count in
                 if finally { return nil }
                 if let asked { return asked }
@@ -276,6 +374,18 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
             }
         }
     }
+}
+
+/// Ends a body still being read when the run stops: what the machine's receiving state owns.
+private struct BodyReading: CancellableWork {
+    let source: any BodySource
+
+    func cancel() { source.cancel() }
+}
+
+extension ChainNext {
+    /// No step after: for a run that never sends.
+    static var none: ChainNext { Chain(steps: [], observers: []).rest }
 }
 
 /// One attempt's request as built on `@ConveyActor`, or why it could not be built.
@@ -300,21 +410,27 @@ struct BuiltAttempt: Sendable {
 // MARK: - On @ConveyActor: reading the task, and its hooks
 
 extension TaskRunner {
-    /// Plans the run, makes it cancellable, and builds its first attempt: the run's first visit
-    /// to the actor.
+    /// Plans the run, makes its chain, makes it cancellable, and builds its first attempt: the
+    /// run's first visit to the actor.
     @ConveyActor
-    private static func start<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery) async -> (RunPlan, ActiveRun, BuiltAttempt) {
+    private static func start<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, start: RunStart, chain: any ChainMaking.Type)
+        async -> (RunContext, RunStep<T, Delivery>, BuiltAttempt) {
         ActorVisits.entered(.start, for: T.self)
-        let plan = RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory)
-        let run = ActiveRun(tag: plan.tag, taskType: T.self, totalTimeout: plan.totalTimeout, clock: plan.clock)
-        run.begin()
-        return (plan, run, await build(task, delivery: delivery, plan: plan, run: run))
+        let plan = RunPlan(task: task, start: start, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory,
+                           bufferSize: delivery.bufferSize, readsBodyItself: delivery.readsBodyItself)
+        let lifecycle = ActiveRun(tag: plan.tag, taskType: T.self, totalTimeout: plan.totalTimeout, clock: plan.clock)
+        lifecycle.begin()
+        let first = await build(task, delivery: delivery, plan: plan, run: lifecycle)
+        let attempts = RunStep(runner: TaskRunner(task: task, chain: chain, start: start), delivery: delivery, first: first)
+        let made = chain.chain(for: task, plan: plan, start: start, run: attempts)
+        let context = RunContext(plan: plan, chain: made, observers: RunObservers(made.observers, task: task), lifecycle: lifecycle, start: start)
+        return (context, attempts, first)
     }
 
     /// Builds an attempt's request: the body, the layered fields, the delivery's own fields, then
     /// `willSendRequest` (when the task has it) and the fields it returned checked.
     @ConveyActor
-    private static func build<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan, run: ActiveRun) async -> BuiltAttempt {
+    static func build<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan, run: ActiveRun) async -> BuiltAttempt {
         ActorVisits.entered(.build, for: T.self)
         var built = BuiltAttempt(number: run.attemptNumber)
         do {
@@ -357,16 +473,16 @@ extension TaskRunner {
     }
 
     @ConveyActor
-    private static func didReceiveResponse(_ task: T, exchange: Exchange) async throws {
+    static func didReceiveResponse(_ task: T, exchange: Exchange) async throws {
         ActorVisits.entered(.didReceiveResponse, for: T.self)
         guard let response = T.HookResponse.hookParameter(exchange.head) else { return }
-        try await Hooks.call(.didReceiveResponse, of: T.self) { try await task.didReceiveResponse(response: response, data: exchange.body) }
+        try await Hooks.call(.didReceiveResponse, of: T.self) { try await task.didReceiveResponse(response: response, data: exchange.data) }
     }
 
     /// The task's own answer; when its hook turns out to be the default, the answer of the retry
     /// policy the run read when it started, as every later run of the type gets without asking.
     @ConveyActor
-    private static func retryInterval(_ task: T, after error: any Error, count: Int, plan: RunPlan) -> TimeInterval? {
+    static func retryInterval(_ task: T, after error: any Error, count: Int, plan: RunPlan) -> TimeInterval? {
         ActorVisits.entered(.retryInterval, for: T.self)
         let asked = Hooks.callNow(.retryInterval, of: T.self) { task.retryInterval(afterError: error, count: count) }
         if !KnownHooks.of(T.self).mustCall(.retryInterval) {
@@ -376,17 +492,22 @@ extension TaskRunner {
     }
 
     @ConveyActor
-    private static func refreshCredentials(_ server: ConveyServer, after unauthorized: HTTPError, sentGeneration: Int) async -> Bool {
+    static func refreshCredentials(_ server: ConveyServer, after unauthorized: HTTPError, sentGeneration: Int) async -> Bool {
         ActorVisits.entered(.refreshCredentials, for: T.self)
         return await server.credentialRefresh.refresh(for: server, after: unauthorized, sentGeneration: sentGeneration)
     }
 
-    /// The success hooks, in their order, in one visit to the actor (none when there is none to call).
+    /// The success hooks, in their order, in one visit to the actor: the task's (when it has
+    /// them) and the server's. Without any of the task's, the server's is called from here, which
+    /// visits the actor only when a subclass overrides it.
     private static func finish<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, plan: RunPlan,
                                                            response: ServerResponse<Delivery.Output>) async {
         let callsDidFinish = delivery.callsDidFinish && plan.hooks.mustCall(.didFinish)
-        guard callsDidFinish || plan.hooks.mustCall(.didSucceed) || plan.callsServerDidFinish else { return }
-        await succeeded(task, delivery: delivery, plan: plan, response: response, callsDidFinish: callsDidFinish)
+        if callsDidFinish || plan.hooks.mustCall(.didSucceed) {
+            await succeeded(task, delivery: delivery, plan: plan, response: response, callsDidFinish: callsDidFinish)
+        } else if plan.callsServerDidFinish {
+            await plan.server.didFinish(task: task, response: ServerResponse(payload: response.data, exchange: response.exchange), error: nil)
+        }
     }
 
     @ConveyActor
@@ -399,18 +520,21 @@ extension TaskRunner {
         if plan.callsServerDidFinish { await plan.server.didFinish(task: task, response: exchange, error: nil) }
     }
 
-    /// The failure hooks, in their order, in one visit to the actor (none when there is none to call).
+    /// The failure hooks, in their order, in one visit to the actor when the task has its own
+    /// `didFail`; else the server's alone, which visits the actor only when a subclass overrides it.
     private static func finish(_ task: T, plan: RunPlan, failure: any Error, lastExchange: Exchange?) async {
-        guard plan.hooks.mustCall(.didFail) || plan.callsServerDidFinish else { return }
-        await failed(task, plan: plan, failure: failure, lastExchange: lastExchange)
+        let response = lastExchange.map { ServerResponse(payload: $0.data, exchange: $0) }
+        if plan.hooks.mustCall(.didFail) {
+            await failed(task, plan: plan, failure: failure, response: response)
+        } else if plan.callsServerDidFinish {
+            await plan.server.didFinish(task: task, response: response, error: failure)
+        }
     }
 
     @ConveyActor
-    private static func failed(_ task: T, plan: RunPlan, failure: any Error, lastExchange: Exchange?) async {
+    private static func failed(_ task: T, plan: RunPlan, failure: any Error, response: ServerResponse<Data>?) async {
         ActorVisits.entered(.failed, for: T.self)
-        if plan.hooks.mustCall(.didFail) { await Hooks.call(.didFail, of: T.self) { await task.didFail(with: failure) } }
-        if plan.callsServerDidFinish {
-            await plan.server.didFinish(task: task, response: lastExchange.map { ServerResponse(payload: $0.body, exchange: $0) }, error: failure)
-        }
+        await Hooks.call(.didFail, of: T.self) { await task.didFail(with: failure) }
+        if plan.callsServerDidFinish { await plan.server.didFinish(task: task, response: response, error: failure) }
     }
 }

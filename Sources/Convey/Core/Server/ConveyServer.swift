@@ -151,5 +151,9 @@ open class ConveyServer: ConveyServerable {
     ///
     /// `response` is the last HTTP exchange, when one completed (also when its status or
     /// decoding failed); `error` is the failure, or `nil` on success.
-    open func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async {}
+    ///
+    /// Your override runs on `@ConveyActor`, as the rest of your server does. This default does
+    /// nothing and is `nonisolated`, so that a server that does not override it costs its runs
+    /// no visit to the actor.
+    nonisolated open func didFinish(task: any DownloadingTask, response: ServerResponse<Data>?, error: (any Error)?) async {}
 }

@@ -163,21 +163,6 @@ extension DownloadingTask {
     }
 }
 
-extension DownloadingTask {
-    /// Runs the task and returns the decoded response. Throws `HTTPError` for a status the task's
-    /// `statusRule` says throws (by default every status outside 200–299, unless the server's
-    /// `reportBadHTTPStatusAsError` is off) and `ConveyError` for everything else that goes wrong.
-    @discardableResult
-    public nonisolated func download() async throws -> ServerResponse<DownloadPayload> {
-        try await TaskRunner(task: self).run()
-    }
-
-    /// Runs the task for its effect, ignoring the payload. Throws as `download()` does.
-    public nonisolated func send() async throws {
-        _ = try await TaskRunner(task: self).run()
-    }
-}
-
 /// A task whose payload is the raw response body.
 public protocol DataDownloadingTask: DownloadingTask where DownloadPayload == Data {}
 

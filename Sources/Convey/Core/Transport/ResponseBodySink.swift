@@ -58,24 +58,3 @@ extension ResponseBodySink {
     /// How much of a whole body `deliver` offers at a time, so a stream sink sees it in pieces.
     static var deliveryChunkSize: Int { 64 * 1024 }
 }
-
-/// A sink that keeps the whole response in memory: it takes one at once, its body handed over
-/// instead of offered in pieces, and shows the one it holds.
-protocol WholeResponseSink: ResponseBodySink {
-    /// Takes `response` as the one received, head and body, in place of any before it.
-    func take(_ response: TransportResponse) async throws
-    /// The response received so far, head and body; `nil` before a head arrived.
-    var held: (head: ResponseHead, body: Data)? { get }
-}
-
-extension ResponseBodySink {
-    /// Delivers a whole response: handed over as it is where the sink takes whole responses,
-    /// else offered in pieces (`deliver(_:)`).
-    func takeWhole(_ response: TransportResponse) async throws {
-        if let whole = self as? any WholeResponseSink {
-            try await whole.take(response)
-        } else {
-            try await deliver(response)
-        }
-    }
-}

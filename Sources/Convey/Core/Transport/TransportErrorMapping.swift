@@ -8,11 +8,11 @@ import FoundationNetworking
 ///
 /// Transports report faults as `URLError`s with the code URLSession uses for them (see
 /// `CurlErrors`, `URLSessionErrors`), or as `ConveyError`s, which pass through unchanged (a HAR
-/// fixture transport's `noRecordedAnswer` among them). What an interceptor threw comes out as it
-/// was thrown (`StepFailure`), and a defect in Convey as it is (`ConveyDefect`), never as a transport failure.
+/// fixture transport's `noRecordedAnswer` among them). Applied where a transport's error arises
+/// (the transport's step, a stream's transfer), so what a step throws never passes through it; a
+/// defect in Convey comes out as it is (`ConveyDefect`), never as a transport failure.
 enum TransportErrors {
     static func map(_ error: any Error, url: URL?, timeout: Duration) -> any Error {
-        if let step = error as? StepFailure { return step.error }
         if error is any ConveyDefect { return error }
         if error is ConveyError || error is HTTPError { return error }
         if error is CancellationError { return ConveyError.cancelled }

@@ -13,14 +13,16 @@ struct CacheAnswer: Sendable {
     let status: CacheStatus
     /// What the server sent when it differs from `response` (a 304 the stored body answered), for echo.
     var received: TransportResponse?
+    /// The values the steps below attached to a response from the network (`ExchangeTags`).
+    var tags = RunValues()
 
     /// The same answer with another status.
     func with(status: CacheStatus) -> CacheAnswer {
-        CacheAnswer(request: request, response: response, status: status, received: received)
+        CacheAnswer(request: request, response: response, status: status, received: received, tags: tags)
     }
 }
 
-/// The cache's part in one hop of an attempt, called by `RedirectStage` in place of a bare send
+/// The cache's part in one hop of an attempt, called by `CacheStep` in place of a bare send
 /// (so each hop of a redirect chain goes through it, and a stored 301 answers without the
 /// network): it answers from the cache, adds conditional headers, shares an identical request's
 /// exchange in flight, or lets the request through, and afterwards stores the response, turns a
@@ -28,8 +30,8 @@ struct CacheAnswer: Sendable {
 struct CacheCoordinator: Sendable {
     /// Sends a request over the network, in the calling task (cancelling it stops the send), or
     /// in a task of its own that only its cancellation stops (a shared or background exchange); a
-    /// redirect comes back as the response.
-    typealias Send = @Sendable (_ request: OutgoingRequest, _ inTaskOfItsOwn: Bool) async throws -> TransportResponse
+    /// redirect comes back as the response, with the values the steps below attached to it.
+    typealias Send = @Sendable (_ request: OutgoingRequest, _ inTaskOfItsOwn: Bool) async throws -> (response: TransportResponse, tags: RunValues)
 
     private let cache: DataCache?
     private let strategy: CacheStrategy
@@ -43,13 +45,13 @@ struct CacheCoordinator: Sendable {
     private let coalesces: Bool
     private let reporter: CacheExchangeReporter
     /// The attempt the cache answers for, whose observers hear of its own exchanges.
-    private let attempt: AttemptContext
+    private let attempt: StepContext
 
     /// Statuses after which a stored response may answer instead (RFC 5861's stale-if-error set).
     private static let fallbackStatuses: Set<Int> = [500, 502, 503, 504]
 
     /// The coordinator for `attempt` of a run under `policy`.
-    init(policy: CachePolicy, attempt: AttemptContext) {
+    init(policy: CachePolicy, attempt: StepContext) {
         self.attempt = attempt
         cache = policy.cache
         strategy = policy.strategy
@@ -139,8 +141,9 @@ struct CacheCoordinator: Sendable {
         let requestControl = HTTPCacheRules.requestControl(request)
         let requestedAt = cache.clock.now()
         let sent: TransportResponse
+        let tags: RunValues
         do {
-            sent = try await send(sending, inTaskOfItsOwn)
+            (sent, tags) = try await send(sending, inTaskOfItsOwn)
         } catch {
             if !Self.isCancellation(error), let stored, canFallBack(to: stored, requestControl, at: cache.clock.now()) {
                 return CacheAnswer(request: sending, response: replay(stored, url: url, at: cache.clock.now()), status: .fallback)
@@ -183,7 +186,7 @@ struct CacheCoordinator: Sendable {
             // A newer answer that may not be kept makes the stored one obsolete; a server error does not.
             await cache.remove(key: obsolete.key)
         }
-        return CacheAnswer(request: sending, response: sent, status: .network)
+        return CacheAnswer(request: sending, response: sent, status: .network, tags: tags)
     }
 
     /// Whether `stored` may answer when the server fails: under `.remoteFirst` when usable without
@@ -260,7 +263,8 @@ struct CacheCoordinator: Sendable {
     }
 
     private func network(_ request: OutgoingRequest, _ send: Send) async throws -> CacheAnswer {
-        CacheAnswer(request: request, response: try await send(request, false), status: .network)
+        let (response, tags) = try await send(request, false)
+        return CacheAnswer(request: request, response: response, status: .network, tags: tags)
     }
 
     private func replay(_ stored: CachedResponse, url: URL, at now: Date) -> TransportResponse {

@@ -19,18 +19,20 @@ struct CacheExchangeReporter: Sendable {
     /// Tells the observers of `attempt` of one exchange and, for a background refresh, hands it
     /// to the server's hook.
     func report(_ request: OutgoingRequest, _ result: Result<TransportResponse, any Error>, status: CacheStatus, startedAt: Date, until end: Date,
-                attempt: AttemptContext) async {
+                attempt: StepContext) async {
         let duration = Duration.milliseconds(Int64(max(0, end.timeIntervalSince(startedAt)) * 1000))
         var exchange: Exchange?
         var failure: (any Error)?
         switch result {
         case .success(let sent):
-            exchange = Exchange(request: request, head: sent.head, body: sent.data, metrics: sent.metrics, cacheStatus: status,
-                                startedAt: startedAt, duration: duration, attemptNumber: attempt.number)
+            var made = Exchange(request: request, head: sent.head, body: .data(sent.data), metrics: sent.metrics,
+                                startedAt: startedAt, duration: duration, attemptNumber: attempt.attempt)
+            made.tags[CacheStatus.self] = status
+            exchange = made
         case .failure(let error):
             failure = error
         }
-        let response = exchange.map { ServerResponse(payload: $0.body, exchange: $0) }
+        let response = exchange.map { ServerResponse(payload: $0.data, exchange: $0) }
         await attempt.emit(.cacheExchange(request, response, error: failure, duration: duration))
         if status == .backgroundRefresh {
             await server.didFinish(task: task, response: response, error: failure)

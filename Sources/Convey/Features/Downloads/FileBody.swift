@@ -1,18 +1,17 @@
 import Foundation
 
-/// The sink of a download: the body of a response the run's `StatusCheck` accepts goes to the
-/// claimed partial file (appended after a `206` that provably continues it, from the start
-/// otherwise), an error body to memory.
+/// The file writer of a download, at the top of each attempt: it pulls the body of a response the
+/// run's status rule accepted and writes it to the claimed partial file (appended after a `206`
+/// that provably continues it, from the start otherwise).
 ///
-/// Written off the transport's thread by a `DownloadWriter` (plain `pwrite(2)` calls, one per
-/// chunk, on a serial queue), which holds a bounded buffer: when the disk falls behind, `offer`
-/// refuses bytes and the transfer pauses until the writer catches up. Never glues two versions
+/// Written by a `DownloadWriter` (plain `pwrite(2)` calls, one per chunk, on a serial queue),
+/// which holds a bounded buffer: when the disk falls behind, the writer stops pulling, so the
+/// body's buffer fills and the transfer pauses until the disk catches up. Never glues two versions
 /// together: a `206` must start where the partial file ends, run to the end of a whole whose size
 /// agrees with what was recorded, and carry the validator it was asked for.
-final class FileBody: ResponseBodySink, Sendable {
+final class FileBody: Sendable {
     private let claim: PartialClaim
     private let resumePoint: PartialDownload.ResumePoint?
-    private let status: StatusCheck
     private let progress: DownloadProgressHandler?
     private let writer: DownloadWriter
     private let transfer = InlineLocked(Transfer())
@@ -20,8 +19,6 @@ final class FileBody: ResponseBodySink, Sendable {
     /// What the response said, and where its body goes.
     private struct Transfer: Sendable {
         var head: ResponseHead?
-        /// The start of an error body, for `HTTPError`.
-        var errorBody = Data()
         /// Whether the body goes to the partial file.
         var writesFile = false
         var written: Int64 = 0
@@ -30,18 +27,11 @@ final class FileBody: ResponseBodySink, Sendable {
 
     var head: ResponseHead? { transfer.withLock { $0.head } }
 
-    /// The start of an error body, for `HTTPError`.
-    var errorBody: Data { transfer.withLock { $0.errorBody } }
-
-    /// How much of an error body is kept.
-    private static var errorBodyLimit: Int { 64 * 1024 }
-
     /// `write` and `bufferLimit` replace the partial file's `pwrite` and the writer's bound in tests.
-    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, status: StatusCheck, progress: DownloadProgressHandler?,
+    init(claim: PartialClaim, resumePoint: PartialDownload.ResumePoint?, progress: DownloadProgressHandler?,
          write: DownloadWriter.Write? = nil, bufferLimit: Int = DownloadWriter.defaultLimit) {
         self.claim = claim
         self.resumePoint = resumePoint
-        self.status = status
         self.progress = progress
         let writesChunk: DownloadWriter.Write
         if let write {
@@ -54,13 +44,40 @@ final class FileBody: ResponseBodySink, Sendable {
 
     private var partial: PartialDownload { claim.partial }
 
+    /// Writes `body`, the body of a response with `head`, to the partial file: pulls each chunk,
+    /// waiting whenever the writer is full, then waits for the writer, flushes the file to the disk
+    /// and checks its length against what the server announced. A body that breaks off, or a
+    /// write that fails, throws once what arrived before reached the file, so that a later attempt
+    /// resumes after it.
+    func write(_ body: ResponseBody, of head: ResponseHead) async throws {
+        do {
+            try receive(head)
+            switch body {
+            case .data(let data):
+                try await take(data)
+            case .stream(let source):
+                while let chunk = try await source.next() { try await take(chunk) }
+            }
+            try await finishTransfer()
+        } catch {
+            body.close()
+            await abandonTransfer()
+            throw error
+        }
+    }
+
+    /// Offers `chunk` to the writer until it takes it.
+    private func take(_ chunk: Data) async throws {
+        while try !chunk.withUnsafeBytes({ try offer($0) }) {
+            await withCheckedContinuation { continuation in whenReady { continuation.resume() } }
+            try Task.checkCancellation()
+        }
+    }
+
     func receive(_ head: ResponseHead) throws {
         try transfer.withLock { transfer in
             transfer.head = head
-            if status.throwsError(forStatus: head.statusCode) {
-                // The partial bytes do not fit the resource any more: the next attempt starts over.
-                if head.statusCode == 416 { discardLater() }
-            } else if head.statusCode == 206 {
+            if head.statusCode == 206 {
                 try continuePartial(head, in: &transfer)
             } else {
                 try startOver(head, in: &transfer)
@@ -71,11 +88,7 @@ final class FileBody: ResponseBodySink, Sendable {
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
         try transfer.withLock { transfer in
-            guard transfer.writesFile else {
-                let room = max(0, Self.errorBodyLimit - transfer.errorBody.count)
-                transfer.errorBody.append(contentsOf: bytes.prefix(room))
-                return true
-            }
+            guard transfer.writesFile else { return true }
             if let expectedTotal = transfer.expectedTotal, transfer.written + Int64(bytes.count) > expectedTotal {
                 throw failure("the server sent more than the \(expectedTotal) bytes it announced")
             }

@@ -25,6 +25,9 @@ struct FileDelivery: ResponseDelivery {
         self.progress = progress
     }
 
+    /// The file writer reads the body, at the disk's pace.
+    var readsBodyItself: Bool { true }
+
     @ConveyActor
     func prepare(_ request: inout OutgoingRequest) throws -> (any AttemptHold)? {
         // Ranges are byte ranges of the representation as sent: ask for it unencoded.
@@ -48,33 +51,49 @@ struct FileDelivery: ResponseDelivery {
         return AttemptFile(claim: claim, resumePoint: resumePoint)
     }
 
-    func exchange(_ hop: Hop, through chain: ExchangeChain, attempt: AttemptContext,
-                  holding hold: (any AttemptHold)?) async throws -> (Exchange, (any AttemptHold)?) {
-        guard let file = hold as? AttemptFile else { throw notPrepared }
-        let body = FileBody(claim: file.claim, resumePoint: file.resumePoint, status: attempt.plan.status, progress: progress)
-        var large = attempt
-        large.expectsLargeBody = true
-        let sent: SentExchange
-        do {
-            sent = try await chain.send(hop, into: body, attempt: large)
+    /// A `416` says the partial bytes no longer fit the resource: the next attempt starts over.
+    func refused(_ head: ResponseHead, holding hold: (any AttemptHold)?) {
+        guard head.statusCode == 416, let file = hold as? AttemptFile else { return }
+        do throws(FileFailure) {
+            try file.claim.discardBytes()
         } catch {
-            await body.abandonTransfer()
-            throw error
+            // The next attempt's request finds the bytes unusable all the same and starts over.
         }
-        try await body.finishTransfer()
-        guard let head = body.head else { throw URLError(.badServerResponse) }
-        return (Exchange(request: sent.request, head: head, body: body.errorBody, metrics: sent.metrics), nil)
     }
 
-    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> URL {
+    /// Writes the attempt's body to its partial file and checks it: the file writer at the top of
+    /// the attempt, pulling the body through every step below. What goes up past the attempt is
+    /// an empty body: this one is in the file.
+    func stage(_ exchange: inout Exchange, holding hold: (any AttemptHold)?, plan: RunPlan) async throws {
         guard let file = hold as? AttemptFile else { throw notPrepared }
+        let body = FileBody(claim: file.claim, resumePoint: file.resumePoint, progress: progress)
+        try await body.write(exchange.body, of: exchange.head)
+        exchange.body = .empty
+    }
+
+    /// Puts the file in place: the one the attempt wrote, or, when a step around the run handed
+    /// on a body of its own, that body, written in its stead.
+    func payload(_ exchange: Exchange, staged: Void?, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> URL {
+        let file: AttemptFile
+        if let held = hold as? AttemptFile {
+            file = held
+        } else {
+            file = AttemptFile(claim: try partial.claim(permissions: permissions), resumePoint: nil)
+        }
+        if staged == nil {
+            do {
+                let body = FileBody(claim: file.claim, resumePoint: nil, progress: progress)
+                var answer = exchange.head
+                // The answer is the whole file, whatever its status says of ranges.
+                if answer.statusCode == 206 { answer.statusCode = 200 }
+                try await body.write(exchange.body, of: answer)
+            } catch {
+                file.release()
+                throw error
+            }
+        }
         try file.claim.commit()
         return partial.destination
-    }
-
-    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> URL {
-        throw ConveyError.downloadFailed(destination: partial.destination, reason: "an interceptor around the run answered it, and a download "
-                                         + "to a file is written by an attempt: answer it from an interceptor around each exchange instead")
     }
 
     var callsDidFinish: Bool { didFinish != nil }

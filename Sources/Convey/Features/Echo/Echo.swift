@@ -18,6 +18,8 @@ struct AttemptRecord: Sendable {
     var attemptNumber: Int
     var error: (any Error)?
     var cacheStatus: CacheStatus = .network
+    /// The HAR file that answered the attempt in place of the network, if one did.
+    var replayedFrom: String?
     /// Whether the request went out with certificate verification turned off.
     var certificateVerificationOff = false
     /// What the run is part of, when something longer than its task (an outbox item's delivery).
@@ -78,22 +80,22 @@ struct EchoPlan: Sendable {
     }
 }
 
-/// Echo and recording's part in runs: a run whose echo style prints or records gets an
-/// `EchoObserver`, which shows its attempts, followed redirects and the cache's own exchanges.
-struct EchoFeature: RunFeature {
-    @ConveyActor
-    func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
-        let plan = EchoPlan(task: task, server: setup.server, asksStyleForData: setup.hooks.mustCall(.echoStyleForData), label: parts.label)
-        if plan.mayShowAnything { parts.observers.append(EchoObserver(plan: plan)) }
-    }
-}
-
 /// Prints a run's attempts to the server's echo sink in the task's echo style, and hands them to
 /// the server's recorder when the style includes `.recorded`: each attempt when it ends, each
 /// redirect it followed, each exchange the cache made besides. Runs in the run's own task, off
 /// `@ConveyActor` and never on a transport's thread, as every observer does.
 struct EchoObserver: RunObserver {
     let plan: EchoPlan
+
+    /// The observer of a run of `task` planned as `plan`, or `nil` when its echo style neither
+    /// prints nor records anything.
+    @ConveyActor
+    init?<Task: DownloadingTask>(task: Task, plan: RunPlan, start: RunStart) {
+        let echo = EchoPlan(task: task, server: plan.server, asksStyleForData: plan.hooks.mustCall(.echoStyleForData),
+                            label: start.values[RunLabel.self])
+        guard echo.mayShowAnything else { return nil }
+        self.plan = echo
+    }
 
     func observe(_ event: RunEvent) async {
         switch event.kind {
@@ -129,8 +131,9 @@ enum Echo {
             method: (sentRequest?.method ?? plan.method).rawValue, url: sentRequest?.url,
             requestFields: sentRequest?.fields ?? Headers(), requestBody: sentRequest?.body,
             statusCode: exchange?.head.statusCode, responseHeaders: exchange?.head.fields ?? Headers(),
-            responseBody: exchange?.body, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
-            attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.cacheStatus ?? .network,
+            responseBody: exchange?.body.inMemory, metrics: exchange?.metrics ?? ExchangeMetrics(), duration: exchange?.duration ?? duration,
+            attemptNumber: attemptNumber, error: error, cacheStatus: exchange?.tags[CacheStatus.self] ?? .network,
+            replayedFrom: exchange?.tags[HARReplayed.self],
             certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, plan: plan))
         record.label = plan.label
         if prints {
@@ -177,6 +180,7 @@ struct EchoFormatter {
             line += " · ↑\(DisplayFormat.byteCount(record.requestBody?.count ?? 0)) ↓\(DisplayFormat.byteCount(record.responseBody?.count ?? 0))"
         }
         if record.cacheStatus != .network { line += " · cache \(record.cacheStatus.rawValue)" }
+        if let file = record.replayedFrom { line += " · replayed from \(file)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
         if let label = record.label { line += " · " + label.note }
         if record.certificateVerificationOff { line += " · " + ExchangeMetrics.verificationOffWarning }

@@ -23,16 +23,20 @@ struct HARFixture: Sendable {
     let body: Data?
     let answer: Answer
 
-    /// Delivers the entry's answer to `sink` as a transport would have for a request to `url`:
-    /// the head, the body, then the failure the entry records, if any.
-    func deliver(to url: URL, into sink: any ResponseBodySink) async throws {
+    /// The entry's answer to `request`, as a transport would have given it: the head, and the body
+    /// in memory, or, when the entry records a failure after its body began, the body followed by
+    /// that failure. An entry that records a failure without a response throws it. Failures are
+    /// Convey's errors, a timeout naming the run's idle `timeout`.
+    func answer(to request: OutgoingRequest, timeout: Duration) throws -> Exchange {
+        let url = request.url
         switch answer {
         case .response(var head, let body, let failure):
             head.url = url
-            try await sink.deliver(TransportResponse(head: head, data: body))
-            if let failure { throw Self.error(kind: failure.kind, message: failure.message, url: url) }
+            guard let failure else { return Exchange(request: request, head: head, body: .data(body)) }
+            let error = TransportErrors.map(Self.error(kind: failure.kind, message: failure.message, url: url), url: url, timeout: timeout)
+            return Exchange(request: request, head: head, body: .stream(BrokenBody(body, then: error, url: url)))
         case .failure(let kind, let message):
-            throw Self.error(kind: kind, message: message, url: url)
+            throw TransportErrors.map(Self.error(kind: kind, message: message, url: url), url: url, timeout: timeout)
         }
     }
 
@@ -53,4 +57,29 @@ struct HARFixture: Sendable {
         case let other: other.uppercased()
         }
     }
+}
+
+/// A recorded body that broke off: its bytes, then the failure the entry records.
+private final class BrokenBody: BodySource {
+    private let state: InlineLocked<(body: Data?, error: (any Error)?)>
+    let url: URL?
+
+    init(_ body: Data, then error: any Error, url: URL) {
+        state = InlineLocked((body.isEmpty ? nil : body, error))
+        self.url = url
+    }
+
+    func next() async throws -> Data? {
+        let (body, error) = state.withLock { state in
+            defer { state = state.body == nil ? (nil, nil) : (nil, state.error) }
+            return state
+        }
+        if let body { return body }
+        if let error { throw error }
+        return nil
+    }
+
+    func close() { state.set((nil, nil)) }
+
+    func cancel() { state.set((nil, ConveyError.cancelled)) }
 }

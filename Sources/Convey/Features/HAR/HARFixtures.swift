@@ -64,20 +64,18 @@ public final class HARFixtures: Sendable {
     }
 
     /// Runs `operation` with every exchange of every task run started inside it, on any server,
-    /// going through these fixtures; what the mode sends to the network goes through the server's
-    /// own transport (after the server's exchange interceptors, which see every request, answered
-    /// from the file or not). The scope is a task-local value: tests running in parallel each see
-    /// only their own fixtures. A scope inside another answers first: the outer one is its network.
+    /// going through these fixtures: a request the file answers is answered where the cache would
+    /// answer it, and nothing below runs for it (the app's exchange interceptors see only what
+    /// reaches the network); what the mode sends to the network goes through the server's own
+    /// steps and transport, and capture keeps it as it went out. The scope is a task-local value:
+    /// tests running in parallel each see only their own fixtures. A scope inside another answers
+    /// first: the outer one is its network.
     public func scope<Result>(isolation: isolated (any Actor)? = #isolation, _ operation: () async throws -> Result) async rethrows -> Result {
-        let scope = RunScope(taskType: nil) { [self] parts in
-            if mode != .capture { parts.wireStages.append(HARReplayStage(fixtures: self)) }
-            if mode == .record || mode == .capture {
-                parts.observers.append(HARCaptureObserver(fixtures: self))
-                parts.observedBodyLimit = max(parts.observedBodyLimit, HARCaptureObserver.bodyLimit)
-            }
-        }
-        return try await RunScope.with(scope, isolation: isolation, operation)
+        try await Self.$current.withValue(Self.current + [self], operation: operation, isolation: isolation)
     }
+
+    /// The fixtures of the scopes the current task runs in, outermost first: read once when a run is planned.
+    @TaskLocal static var current: [HARFixtures] = []
 
     /// Gone: fixtures answer through `scope(_:)`, inside the pipeline, where they see each
     /// exchange's task and attempt.

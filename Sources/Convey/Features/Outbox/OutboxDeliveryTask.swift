@@ -5,11 +5,10 @@ import Foundation
 /// redirects, status rules, echo and recording apply to it as to any run.
 ///
 /// Each run is one attempt: retries across attempts and restarts are the outbox's, so the task
-/// asks for none. The run goes through the pipeline's seam for what is particular to it
-/// (`deliver()`): to the URL stored at enqueue time, whatever the server's remote is now, under
-/// the item's label in echo and records, and without the server's `didFinish(task:response:error:)`,
-/// which the outbox calls once per item. The server's `headers(for:)` sees this task: its
-/// `path` and `method` are the enqueued task's.
+/// asks for none. It is started (`deliver()`) to the URL stored at enqueue time, whatever the
+/// server's remote is now, under the item's label in echo, records and spans (`RunLabel`), and
+/// without the server's `didFinish(task:response:error:)`, which the outbox calls once per item.
+/// The server's `headers(for:)` sees this task: its `path` and `method` are the enqueued task's.
 struct OutboxDeliveryTask: DownloadingTask {
     typealias DownloadPayload = Data
 
@@ -48,15 +47,13 @@ struct OutboxDeliveryTask: DownloadingTask {
     /// Runs the attempt: one run of this task, to the stored URL, under the item's label, its
     /// outcome left to the outbox to report.
     nonisolated func deliver() async throws -> ServerResponse<Data> {
-        let url = stored.url
-        let label = RunLabel(taskName: stored.taskName, note: "outbox item \(itemID) attempt \(itemAttempt), \(idempotencyKeyField) \(stored.idempotencyKey)",
-                             item: itemID)
-        let scope = RunScope(taskType: ObjectIdentifier(Self.self)) { parts in
-            parts.url = url
-            parts.label = label
-            parts.reportsToServer = false
-        }
-        return try await RunScope.with(scope) { try await download() }
+        var start = RunStart()
+        start.url = stored.url
+        start.reportsToServer = false
+        start.values[RunLabel.self] = RunLabel(
+            taskName: stored.taskName, note: "outbox item \(itemID) attempt \(itemAttempt), \(idempotencyKeyField) \(stored.idempotencyKey)",
+            item: itemID)
+        return try await TaskRunner(task: self, start: start).run()
     }
 
     func willSendRequest(request: OutgoingRequest) async throws -> OutgoingRequest {

@@ -1,44 +1,54 @@
 import Foundation
 
-/// Tracing's step around each exchange on the wire, innermost of the exchange steps (nearest the
+/// Tracing's step around each exchange on the wire, after the app's exchange steps (nearest the
 /// wire, so that it sees the request exactly as it goes out and each request the app's steps
 /// send): gives the request its own span id and resend count, sets `traceparent` and `tracestate`
-/// for an allowed origin (and removes them for any other), and makes its client span.
-struct ExchangeSpanStep: Interceptor {
-    func intercept(_ request: OutgoingRequest,
-                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
-        guard let run = TracedRun.current else { return try await next(request) }
+/// for an allowed origin (and removes them for any other), and makes its client span, which ends
+/// when the response's body ends: for a download to a file or a stream, once its reader has read it.
+struct ExchangeSpanStep: ChainStep {
+    func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
+        guard let run = context.run[TracedRun.self] else { return try await next(request, context) }
         let span = TraceIdentifiers.spanID()
         let resends = run.countSend()
         var sent = request
-        if run.policy.propagates(to: request.url) {
-            sent.fields["traceparent"] = TraceContext.traceparent(trace: run.trace, span: span, sampled: run.isSampled)
-            sent.fields["tracestate"] = run.traceState
-        } else if sent.fields.contains(named: "traceparent") || sent.fields.contains(named: "tracestate") {
-            sent.fields.remove(named: "traceparent")
-            sent.fields.remove(named: "tracestate")
+        if run.policy.propagates(to: request.request.url) {
+            sent.request.fields["traceparent"] = TraceContext.traceparent(trace: run.trace, span: span, sampled: run.isSampled)
+            sent.request.fields["tracestate"] = run.traceState
+        } else if sent.request.fields.contains(named: "traceparent") || sent.request.fields.contains(named: "tracestate") {
+            sent.request.fields.remove(named: "traceparent")
+            sent.request.fields.remove(named: "tracestate")
         }
-        guard run.recordsSpans else { return try await next(sent) }
+        guard run.recordsSpans else { return try await next(sent, context) }
 
         let start = Date()
-        var attributes = SpanAttributes(request: sent, redaction: run.policy.redaction)
+        var attributes = SpanAttributes(request: sent.request, redaction: run.policy.redaction)
         if resends > 0 { attributes.integers["http.request.resend_count"] = resends }
+        var exchange: Exchange
         do {
-            let response = try await next(sent)
-            attributes.add(response)
-            run.finished(clientSpan(span, of: run, start: start, attributes: attributes, events: Self.events(response.metrics, from: start)))
-            return response
+            exchange = try await next(sent, context)
         } catch {
             attributes.add(error, redaction: run.policy.redaction)
             run.finished(clientSpan(span, of: run, start: start, attributes: attributes, events: []))
             throw error
         }
+        attributes.add(exchange)
+        let ending = attributes
+        let measured = exchange.metrics
+        let source: (any BodySource)? = if case .stream(let source) = exchange.body { source } else { nil }
+        exchange.body = await exchange.body.observed(chunk: { _ in }, end: { error in
+            var ended = ending
+            if let error { ended.add(error, redaction: run.policy.redaction) }
+            let metrics = source?.metrics ?? measured
+            run.finished(clientSpan(span, of: run, start: start, attributes: ended, events: Self.events(metrics, from: start)))
+        })
+        return exchange
     }
 
     private func clientSpan(_ span: UInt64, of run: TracedRun, start: Date, attributes: SpanAttributes,
                             events: [(name: String, date: Date)]) -> TraceSpan {
-        TraceSpan(trace: run.trace, span: span, parent: run.span, name: attributes.spanName, isClient: true, start: start, end: Date(), attributes: attributes.text, integerAttributes: attributes.integers,
-                  events: events, isError: attributes.isError, statusMessage: attributes.statusMessage, traceState: run.traceState)
+        TraceSpan(trace: run.trace, span: span, parent: run.span, name: attributes.spanName, isClient: true, start: start, end: Date(),
+                  attributes: attributes.text, integerAttributes: attributes.integers, events: events, isError: attributes.isError,
+                  statusMessage: attributes.statusMessage, traceState: run.traceState)
     }
 
     /// The transport's timings as events, each at its offset from the span's start.

@@ -38,9 +38,9 @@ struct SpanAttributes {
     }
 
     /// Adds the response's status (an error from 400 on) and the protocol it came in.
-    mutating func add(_ response: ServerResponse<Data>) {
-        add(status: response.statusCode)
-        if let version = Self.protocolVersion(response.metrics.httpVersion ?? response.head.httpVersion) {
+    mutating func add(_ exchange: Exchange) {
+        add(status: exchange.head.statusCode)
+        if let version = Self.protocolVersion(exchange.metrics.httpVersion ?? exchange.head.httpVersion) {
             text["network.protocol.version"] = version
         }
     }

@@ -1,10 +1,11 @@
 import Foundation
 
 /// One traced run: its trace, its own span, what its exchanges share (how many requests it sent,
-/// the client spans made so far) and where its spans go. The run's step makes it and sets it
-/// around the rest of the run (`current`), where the exchange steps find it: they run in the
-/// run's task or in tasks it starts, which inherit it.
-final class TracedRun: Sendable {
+/// the client spans made so far) and where its spans go. The run's span step makes it and keeps it
+/// among the run's values, where the exchange span step finds it.
+final class TracedRun: Sendable, RunValueKey {
+    typealias Value = TracedRun
+
     let trace: TraceID
     /// The run's own span, parent of its client spans.
     let span: UInt64
@@ -18,9 +19,6 @@ final class TracedRun: Sendable {
         var spans: [TraceSpan] = []
         var ended = false
     }
-
-    /// The traced run the current task belongs to.
-    @TaskLocal static var current: TracedRun?
 
     init(trace: TraceID, span: UInt64, isSampled: Bool, traceState: String?, policy: TracePolicy) {
         self.trace = trace
@@ -76,6 +74,14 @@ struct TracePolicy: Sendable {
     let origins: [TraceOrigin]
     let redaction: Redaction
     let exporter: (any SpanExporter)?
+
+    /// The policy of a run planned as `plan` and started as `start`, or `nil` when its server has no tracing.
+    @ConveyActor
+    init?(of plan: RunPlan, start: RunStart) {
+        let configuration = plan.server.storedConfiguration
+        guard let tracing = configuration.tracing else { return nil }
+        self.init(tracing: tracing, remote: start.url ?? plan.server.remote?.url, redaction: configuration.redaction)
+    }
 
     /// The policy of `tracing` for runs to `remote`, masking with `redaction`.
     init(tracing: TracingConfiguration, remote: URL?, redaction: Redaction) {

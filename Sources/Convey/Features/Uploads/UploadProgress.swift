@@ -85,25 +85,24 @@ final class UploadProgressRelay: Sendable {
     }
 }
 
-/// Upload progress's part in runs: a run of an upload task with a progress handler goes through an
-/// `UploadProgressStage`.
-struct UploadProgressFeature: RunFeature {
-    @ConveyActor
-    func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
-        if let relay = UploadProgressRelay.relay(for: task) { parts.featureStages.append(UploadProgressStage(relay: relay)) }
-    }
-}
-
-/// Has the transport report each hop's progress to the relay, and returns only once the task's
+/// Upload progress's step: a run of an upload task with a progress handler has the transport
+/// report each request's progress to the relay, and each exchange returns only once the task's
 /// handler has seen the last report.
-struct UploadProgressStage: ExchangeStage {
+struct UploadProgressStep: ChainStep {
     let relay: UploadProgressRelay
 
-    func send(_ hop: Hop, into sink: any ResponseBodySink, attempt: AttemptContext, next: ExchangeChain.Rest) async throws -> SentExchange {
-        var reported = hop
+    /// The step for a run of `task`, or `nil` unless it is an upload task with a handler.
+    @ConveyActor
+    init?<Task: DownloadingTask>(task: Task) {
+        guard let relay = UploadProgressRelay.relay(for: task) else { return nil }
+        self.relay = relay
+    }
+
+    func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
+        var reported = request
         reported.progress = relay.transportHandler
-        let sent = try await next.send(reported, into: sink, attempt: attempt)
+        let exchange = try await next(reported, context)
         await relay.drained()
-        return sent
+        return exchange
     }
 }

@@ -249,20 +249,18 @@ struct InterceptorTests {
         #expect(log.events.isEmpty)
     }
 
-    @Test func aRunStepAnsweringADownloadToAFileFailsNamingTheFile() async throws {
+    @Test func aRunStepAnswersADownloadToAFile() async throws {
         let folder = FileManager.default.temporaryDirectory.appending(path: "convey-steps-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let destination = folder.appending(path: "answer.bin")
-        let server = try stubServer(.answering()) { $0.interceptors = [MemoryAnswer(body: "{}")] }
-        do {
-            try await SteppedTask(server: server, log: log).download(to: destination)
-            Issue.record("a run step's answer was written to a file")
-        } catch ConveyError.downloadFailed(let failed, let reason) {
-            #expect(failed == destination)
-            #expect(reason.contains("interceptor around each exchange"))
-        }
-        #expect(!FileManager.default.fileExists(atPath: destination.path(percentEncoded: false)))
+        let seen = RequestLog()
+        let server = try stubServer(.answering(seen: seen)) { $0.interceptors = [MemoryAnswer(body: #"{"from": "the run's step"}"#)] }
+        let written = try await SteppedTask(server: server, log: log).download(to: destination)
+        #expect(written.payload == destination)
+        #expect(try String(contentsOf: destination, encoding: .utf8) == #"{"from": "the run's step"}"#)
+        #expect(seen.requests.isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["answer.bin"])
     }
 
     @Test func anExchangeStepAnswersADownloadToAFile() async throws {

@@ -11,42 +11,53 @@ private final class CountedHold: AttemptHold {
     func release() { releases.withLock { $0 += 1 } }
 }
 
-/// A delivery that breaks the machine's rules on purpose: it holds something while the request
-/// is built and again after the exchange (an attempt holds one thing at most), or moves the
-/// machine on itself during the exchange, so that the runner's own step is out of turn.
-private struct RuleBreakingDelivery: ResponseDelivery {
-    enum Fault: Sendable { case holdsTwice, movesTheMachine }
-    let fault: Fault
+/// A delivery that holds something while the request is built, counting its releases.
+private struct HoldingDelivery: ResponseDelivery {
     let first = CountedHold()
-    let second = CountedHold()
 
     var keepsBodyInMemory: Bool { true }
 
     @ConveyActor
-    func prepare(_ request: inout OutgoingRequest) throws -> (any AttemptHold)? {
-        fault == .holdsTwice ? first : nil
-    }
+    func prepare(_ request: inout OutgoingRequest) throws -> (any AttemptHold)? { first }
 
-    func exchange(_ hop: Hop, through chain: ExchangeChain, attempt: AttemptContext,
-                  holding hold: (any AttemptHold)?) async throws -> (Exchange, (any AttemptHold)?) {
-        let body = InMemoryBody(limit: nil, url: hop.request.url)
-        let sent = try await chain.send(hop, into: body, attempt: attempt)
-        let (head, data) = try body.collected()
-        let exchange = Exchange(request: sent.request, head: head, body: data, metrics: sent.metrics)
+    func stage(_ exchange: inout Exchange, holding hold: (any AttemptHold)?, plan: RunPlan) async throws -> Data { exchange.data }
+
+    func payload(_ exchange: Exchange, staged: Data?, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> Data {
+        staged ?? exchange.data
+    }
+}
+
+/// A step that breaks the machine's rules on purpose, during the exchange: it makes the attempt
+/// hold a second thing (an attempt holds one thing at most), or moves the machine on itself, so
+/// that the runner's own step is out of turn.
+private struct RuleBreakingStep: ChainStep {
+    enum Fault: Sendable { case holdsTwice, movesTheMachine }
+    let fault: Fault
+    let second: CountedHold
+
+    func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
+        let exchange = try await next(request, context)
         switch fault {
         case .holdsTwice:
-            return (exchange, second)
+            if case .fail(let error, _) = context.run.lifecycle.step({ $0.holding(second) }) {
+                second.release()
+                throw error
+            }
         case .movesTheMachine:
-            _ = attempt.cancellation.run?.step { $0.responseReceived() }
-            return (exchange, nil)
+            _ = context.run.lifecycle.step { $0.responseReceived() }
         }
+        return exchange
     }
+}
 
-    func payload(from exchange: Exchange, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> Data {
-        exchange.body
+/// The chain of these tests: the run, the rule-breaking step, the transport.
+private enum RuleBreakingChain: ChainMaking {
+    @TaskLocal static var step: RuleBreakingStep?
+
+    @ConveyActor
+    static func chain<Task: DownloadingTask>(for task: Task, plan: RunPlan, start: RunStart, run: any ChainStep) -> Chain {
+        Chain(steps: [run] + (step.map { [$0] } ?? []) + [TransportStep()], observers: [])
     }
-
-    func payload(answering exchange: Exchange, plan: RunPlan, deadline: RunDeadline?) async throws -> Data { exchange.body }
 }
 
 /// A task that would retry any failure, counting how often it was asked.
@@ -69,15 +80,18 @@ private struct EagerTask: DownloadingTask {
 struct DefectTests {
     let reports = EventLog()
 
-    private func run(_ fault: RuleBreakingDelivery.Fault) async throws -> (error: (any Error)?, task: EagerTask, delivery: RuleBreakingDelivery, sent: Int) {
+    private func run(_ fault: RuleBreakingStep.Fault) async throws -> (error: (any Error)?, task: EagerTask, first: CountedHold, second: CountedHold, sent: Int) {
         let seen = RequestLog()
         let server = try stubServer(.answering(seen: seen)) { $0.retryWaiter = RecordingRetryWaiter() }
         let task = EagerTask(server: server)
-        let delivery = RuleBreakingDelivery(fault: fault)
+        let delivery = HoldingDelivery()
+        let step = RuleBreakingStep(fault: fault, second: CountedHold())
         let error = await Defects.$handler.withValue({ [reports] in reports.add($0) }) {
-            await Task { try await TaskRunner(task: task).run(delivery) }.result.failure
+            await RuleBreakingChain.$step.withValue(step) {
+                await Task { try await TaskRunner(task: task, chain: RuleBreakingChain.self).run(delivery).payload }.result.failure
+            }
         }
-        return (error, task, delivery, seen.requests.count)
+        return (error, task, delivery.first, step.second, seen.requests.count)
     }
 
     @Test func aSecondHoldRefusedEndsTheRunWithTheDefectNotATransportError() async throws {
@@ -87,8 +101,8 @@ struct DefectTests {
         #expect(outcome.task.asked.value == 0)
         #expect(outcome.sent == 1)
         #expect(reports.events == [illegal.description])
-        #expect(outcome.delivery.first.releases.value == 1)
-        #expect(outcome.delivery.second.releases.value == 1)
+        #expect(outcome.first.releases.value == 1)
+        #expect(outcome.second.releases.value == 1)
     }
 
     @Test func aStepOutOfTurnEndsTheRunWithTheDefectAndIsNotRetried() async throws {

@@ -213,8 +213,8 @@ struct StageChainTests {
         }
     }
 
-    @Test("The chain has a cache stage only for a body in memory on a server with a cache", arguments: ChainCase.Delivery.allCases, [false, true])
-    func cacheStageIsAssembledOnlyForMemoryWithACache(delivery: ChainCase.Delivery, cached: Bool) throws {
+    @Test("The chain has a cache step only for a body in memory on a server with a cache", arguments: ChainCase.Delivery.allCases, [false, true])
+    func cacheStepIsInTheChainOnlyForMemoryWithACache(delivery: ChainCase.Delivery, cached: Bool) throws {
         let server = try stubServer(.answering()) { $0.cache = cached ? DataCache() : nil }
         let task = ChainTask(server: server, path: "direct", log: EventLog())
         let plan = switch delivery {
@@ -222,12 +222,14 @@ struct StageChainTests {
         case .file: plan(task, FileDelivery(destination: URL(filePath: "/nonexistent/file"), resumes: false, permissions: 0o600, progress: nil))
         case .stream, .events: plan(task, StreamDelivery(totalTimeout: nil, bufferSize: 1024))
         }
-        let isCached = plan.parts.featureStages.contains { $0 is CacheStage }
+        let chain = RunChain.chain(for: task, plan: plan, start: RunStart(), run: TransportStep())
+        let isCached = chain.steps.contains { $0 is CacheStep }
         #expect(isCached == (cached && delivery == .memory))
     }
 
     private func plan<Delivery: ResponseDelivery>(_ task: ChainTask, _ delivery: Delivery) -> RunPlan {
-        RunPlan(task: task, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory)
+        RunPlan(task: task, start: RunStart(), deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory,
+                bufferSize: delivery.bufferSize)
     }
 }
 

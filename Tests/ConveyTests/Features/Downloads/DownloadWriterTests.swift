@@ -7,7 +7,8 @@ import Testing
 
 /// A download's bytes reach its partial file on a writer queue, off the transport's thread: a
 /// write that fails still ends the download with its typed error, and a writer that falls behind
-/// pauses the transfer, which then resumes with every byte in order.
+/// stops pulling the body, whose full buffer pauses the transfer, which then resumes with every
+/// byte in order.
 @Suite("Writing a download off the transport's thread")
 @ConveyActor
 struct DownloadWriterTests {
@@ -18,8 +19,15 @@ struct DownloadWriterTests {
 
     private let folder = FileManager.default.temporaryDirectory.appending(path: "convey-writer-\(UUID().uuidString)")
 
-    private func status() -> StatusCheck {
-        StatusCheck(task: Plain(server: ConveyServer(remote: Remote(name: "unused", url: URL(filePath: "/")))))
+    /// The body of `url` as the chain passes it up to a download's writer: a stream the writer
+    /// pulls, fed by `transport` through `sink` (the stream's buffer, or a sink around it).
+    private func streamedBody(_ url: URL, over transport: any ConveyTransport, capacity: Int,
+                              through sink: @escaping @Sendable (any ResponseBodySink) -> any ResponseBodySink = { $0 })
+        async throws -> (head: ResponseHead, body: ResponseBody) {
+        let transfer = StreamTransfer(url: url, timeout: .seconds(60), capacity: capacity, readerKeepsPace: true) { buffer in
+            try await transport.send(TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(60)), into: sink(buffer))
+        }
+        return (try await transfer.head(), .stream(transfer))
     }
 
     @Test func aWriteThatFailsEndsTheDownloadWithItsErrorAndLeavesTheDestinationAlone() async throws {
@@ -29,7 +37,7 @@ struct DownloadWriterTests {
         try Data("previous version".utf8).write(to: destination)
         let claim = try PartialDownload(destination: destination).claim(permissions: 0o600)
         let writes = WriteLog()
-        let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
+        let body = FileBody(claim: claim, resumePoint: nil, progress: nil, write: { (bytes, offset) throws(FileFailure) in
             // The second chunk finds the disk full.
             guard writes.add(offset) > 1 else { return }
             throw FileFailure(path: claim.partial.file.path, action: "write to", code: ENOSPC)
@@ -67,13 +75,13 @@ struct DownloadWriterTests {
         let destination = folder.appending(path: "far.bin")
         let claim = try PartialDownload(destination: destination).claim(permissions: 0o600)
         defer { claim.release() }
-        let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
+        let body = FileBody(claim: claim, resumePoint: nil, progress: nil, write: { (bytes, offset) throws(FileFailure) in
             if offset == 0 { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 1) }
             try claim.write(bytes, at: offset)
         }, bufferLimit: 256 << 10)
 
-        _ = try await kind.make().send(TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(60)), into: body)
-        try await body.finishTransfer()
+        let (head, streamed) = try await streamedBody(url, over: kind.make(), capacity: 1 << 20)
+        try await body.write(streamed, of: head)
 
         let written = try Data(contentsOf: claim.partial.file)
         #expect(written == Data(count: 48 << 20))
@@ -89,16 +97,18 @@ struct DownloadWriterTests {
         defer { claim.release() }
         // The first write waits until the sink has refused bytes, so the writer is certainly behind.
         let gate = DispatchSemaphore(value: 0)
-        let body = FileBody(claim: claim, resumePoint: nil, status: status(), progress: nil, write: { (bytes, offset) throws(FileFailure) in
+        let body = FileBody(claim: claim, resumePoint: nil, progress: nil, write: { (bytes, offset) throws(FileFailure) in
             if offset == 0 { _ = gate.wait(timeout: .now() + 60) }
             try claim.write(bytes, at: offset)
         }, bufferLimit: 256 << 10)
-        let sink = RefusalCountingSink(body, onFirstRefusal: { gate.signal() })
+        let refusals = RefusalCount(onFirst: { gate.signal() })
 
-        _ = try await transport.send(TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(60)), into: sink)
-        try await body.finishTransfer()
+        let (head, streamed) = try await streamedBody(url, over: transport, capacity: 256 << 10) { buffer in
+            RefusalCountingSink(buffer, count: refusals)
+        }
+        try await body.write(streamed, of: head)
 
-        #expect(sink.refusals > 0)
+        #expect(refusals.value > 0)
         let written = try Data(contentsOf: claim.partial.file)
         let original = try await transport.send(url, timeout: .seconds(60)).data
         #expect(written.count == 16 << 20)
@@ -124,33 +134,47 @@ private final class WriteLog: @unchecked Sendable {
     var offsets: [Int64] { lock.withLock { recorded } }
 }
 
-/// Passes everything to a sink and counts the bytes it refused.
-private final class RefusalCountingSink: ResponseBodySink, @unchecked Sendable {
-    private let base: any ResponseBodySink
-    private let onFirstRefusal: @Sendable () -> Void
-    private let lock = NSLock()
-    private var refused = 0
+/// How many times a sink refused bytes, telling `onFirst` of the first.
+private final class RefusalCount: Sendable {
+    private let count = Locked(0)
+    private let onFirst: @Sendable () -> Void
 
-    init(_ base: any ResponseBodySink, onFirstRefusal: @escaping @Sendable () -> Void) {
-        self.base = base
-        self.onFirstRefusal = onFirstRefusal
+    init(onFirst: @escaping @Sendable () -> Void) {
+        self.onFirst = onFirst
     }
 
-    var refusals: Int { lock.withLock { refused } }
+    var value: Int { count.value }
+
+    func add() {
+        let first = count.withLock { count in
+            count += 1
+            return count == 1
+        }
+        if first { onFirst() }
+    }
+}
+
+/// Passes everything to a sink and counts the times it refused bytes.
+private final class RefusalCountingSink: ResponseBodySink {
+    private let base: any ResponseBodySink
+    private let count: RefusalCount
+
+    init(_ base: any ResponseBodySink, count: RefusalCount) {
+        self.base = base
+        self.count = count
+    }
 
     func receive(_ head: ResponseHead) throws { try base.receive(head) }
 
     func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
         guard try base.offer(bytes) else {
-            let first = lock.withLock {
-                refused += 1
-                return refused == 1
-            }
-            if first { onFirstRefusal() }
+            count.add()
             return false
         }
         return true
     }
 
     func whenReady(_ resume: @escaping @Sendable () -> Void) { base.whenReady(resume) }
+
+    var needsBackPressure: Bool { base.needsBackPressure }
 }

@@ -296,10 +296,15 @@ struct ConnectionDroppingTransport: ConveyTransport {
 
         func receive(_ head: ResponseHead) throws { try sink.receive(head) }
 
+        func whenReady(_ resume: @escaping @Sendable () -> Void) { sink.whenReady(resume) }
+
+        var needsBackPressure: Bool { sink.needsBackPressure }
+
         func offer(_ bytes: UnsafeRawBufferPointer) throws -> Bool {
             guard passed < afterBytes else { throw URLError(.networkConnectionLost) }
-            passed += bytes.count
-            return try sink.offer(bytes)
+            let taken = try sink.offer(bytes)
+            if taken { passed += bytes.count }
+            return taken
         }
     }
 }

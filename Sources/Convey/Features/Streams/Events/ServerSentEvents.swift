@@ -69,7 +69,7 @@ enum ServerSentEvents {
 
     /// The events of one loop, in order, across reconnections.
     static func stream(configuration: Configuration, connect: @escaping Connect) -> ResponseStream<ServerSentEvent> {
-        ResponseStream(transfer: nil) { Reader(configuration: configuration, connect: connect) }
+        ResponseStream(body: nil) { Reader(configuration: configuration, connect: connect) }
     }
 
     /// Reads the events in order, across reconnections.

@@ -40,40 +40,41 @@ struct CachePolicy: Sendable {
     }
 }
 
-/// The cache's part in runs: a run that keeps its body in memory, on a server with a cache (or
-/// insisting on one with `.localOnly`), goes through a `CacheStage` between redirects and the wire.
-struct CacheFeature: RunFeature {
-    @ConveyActor
-    func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
-        guard setup.keepsBodyInMemory,
-              let policy = CachePolicy(task: task, server: setup.server, idleTimeout: setup.idleTimeout, sizeLimit: setup.sizeLimit) else { return }
-        parts.featureStages.append(CacheStage(policy: policy))
-    }
-}
-
-/// The cache's stage, between redirects and the rest of the chain: each hop is answered from the
-/// cache, the network through the next stages, or both (`CacheCoordinator` has the rules). The
-/// answer goes to the sink whole, its body handed over where the sink keeps it in memory, and the
-/// run's observers hear how the cache answered (`RunEvent.Kind.cacheOutcome`).
-struct CacheStage: ExchangeStage {
+/// The cache's step, after redirects (so each hop of a redirect chain is its own question, and a
+/// stored 301 answers without the network) and before everything that reaches the network: each
+/// hop is answered from the cache, the network through the steps below, or both
+/// (`CacheCoordinator` has the rules). Only runs that keep their body in memory have it, on a
+/// server with a cache or for a task insisting on one (`.localOnly`). Its answer goes up whole,
+/// with how the cache answered (`CacheStatus`, kept on the response), and the run's observers
+/// hear of it (`RunEvent.Kind.cacheOutcome`).
+struct CacheStep: ChainStep {
     let policy: CachePolicy
 
-    func send(_ hop: Hop, into sink: any ResponseBodySink, attempt: AttemptContext, next: ExchangeChain.Rest) async throws -> SentExchange {
-        let limit = attempt.plan.sizeLimit
-        let answer = try await CacheCoordinator(policy: policy, attempt: attempt).respond(to: hop.request, cancellation: attempt.cancellation) {
+    /// The cache's step for a run of `task` planned as `plan`, or `nil` when the cache takes no part.
+    @ConveyActor
+    init?<Task: DownloadingTask>(task: Task, plan: RunPlan) {
+        guard plan.keepsBodyInMemory,
+              let policy = CachePolicy(task: task, server: plan.server, idleTimeout: plan.idleTimeout, sizeLimit: plan.sizeLimit) else { return nil }
+        self.policy = policy
+    }
+
+    func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
+        let limit = context.plan.sizeLimit
+        let answer = try await CacheCoordinator(policy: policy, attempt: context).respond(to: request.request, cancellation: request.cancellation) {
             sending, inTaskOfItsOwn in
             // A shared or background exchange runs in a task of its own, which only its own
             // cancellation stops (its last waiter leaving), never one run's stop.
-            var network = attempt
-            if inTaskOfItsOwn { network.cancellation = .none }
-            let body = InMemoryBody(limit: limit, url: sending.url)
-            var forwarded = hop
+            var forwarded = request
             forwarded.request = sending
-            let sent = try await next.send(forwarded, into: body, attempt: network)
-            return try body.response(metrics: sent.metrics)
+            if inTaskOfItsOwn { forwarded.cancellation = .none }
+            let exchange = try await next(forwarded, context)
+            let data = try await exchange.body.collected(limit: limit, url: exchange.head.url)
+            return (TransportResponse(head: exchange.head, data: data, metrics: exchange.metrics), exchange.tags)
         }
-        await attempt.emit(.cacheOutcome(answer.status))
-        try await sink.takeWhole(answer.response)
-        return SentExchange(request: answer.request, metrics: answer.response.metrics, cacheStatus: answer.status)
+        await context.emit(.cacheOutcome(answer.status))
+        var exchange = Exchange(request: answer.request, head: answer.response.head, body: .data(answer.response.data),
+                                metrics: answer.response.metrics, tags: answer.tags)
+        exchange.tags[CacheStatus.self] = answer.status
+        return exchange
     }
 }

@@ -1,4 +1,5 @@
-/// Runs a server's credential refresh once for every task that got a 401 meanwhile.
+/// Runs a server's credential refresh once for every task that got a 401 meanwhile: the core's
+/// rule that a 401 leads to at most one refresh and one retry per run (`RunStateMachine`).
 @ConveyActor
 final class CredentialRefresh {
     /// Counts successful refreshes, so a 401 to a request sent before the last refresh just retries.

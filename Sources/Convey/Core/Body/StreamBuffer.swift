@@ -1,7 +1,7 @@
 import Foundation
 
-/// The sink behind a `ResponseStream`: a bounded queue of body chunks between the transport and
-/// the reader.
+/// The sink behind every streamed body (`StreamTransfer`): a bounded queue of body chunks between
+/// the transport and the reader.
 ///
 /// It refuses bytes once `capacity` are waiting (the transport then pauses) and asks the transport
 /// to go on once the reader has taken enough that the refused bytes fit, with half the capacity free.
@@ -14,6 +14,8 @@ final class StreamBuffer: ResponseBodySink, Sendable {
     }
 
     let capacity: Int
+    /// Whether the reader is Convey's own, keeping the pace of a disk (a download's writer).
+    private let readerKeepsPace: Bool
     private let queue = InlineLocked(Queue())
 
     /// What the transport and the reader share.
@@ -80,14 +82,17 @@ final class StreamBuffer: ResponseBodySink, Sendable {
     /// Body bytes the reader has taken, for saying where a failure happened.
     var deliveredBytes: Int64 { queue.withLock { $0.deliveredBytes } }
 
-    init(capacity: Int) {
+    init(capacity: Int, readerKeepsPace: Bool = false) {
         self.capacity = max(capacity, 1)
+        self.readerKeepsPace = readerKeepsPace
     }
 
     // MARK: The transport's side
 
-    /// A reader takes chunks at its own pace: only `capacity` bytes may wait for it.
-    var needsBackPressure: Bool { true }
+    /// An app's reader takes chunks at its own pace, so only `capacity` bytes may wait for it: the
+    /// transport must pause. Convey's own reader keeps a disk's pace, which a transport that
+    /// cannot pause may wait for instead.
+    var needsBackPressure: Bool { !readerKeepsPace }
 
     func receive(_ head: ResponseHead) throws {
         let waiter = try queue.withLock { queue throws -> CheckedContinuation<ResponseHead, any Error>? in

@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The last step of every chain: the server's transport, and the exchange on the wire as the run's
+/// observers see it.
+///
+/// Where the run keeps its body in memory, the body is collected whole, within the run's size
+/// limit, and passed up as one value. Otherwise the transport's `send` runs in a task of its own
+/// (`StreamTransfer`), the step returns as soon as the head arrives, and the body goes up as a
+/// stream that whatever sits at the top pulls; while nobody pulls, the buffer fills and the
+/// transfer pauses.
+///
+/// What a transport throws is mapped onto Convey's errors here, where it happens, so every step
+/// above sees a `ConveyError` (or an error a step threw itself, unchanged). A transport that
+/// registers its own cancellation with the run (`ExchangeCancellation`) runs in the run's task,
+/// with no thread or task of its own; any other runs in a task of its own that the run's stop
+/// cancels, since cancellation of its task is all such a transport hears.
+struct TransportStep: ChainStep {
+    func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
+        guard context.isObserved else { return try await send(request, context: context) }
+        // Watched: the observers hear of the exchange from here, in the task that sends it.
+        let startedAt = Date()
+        let clock = ContinuousClock.now
+        await context.emit(.requestSent(request.request))
+        var exchange: Exchange
+        do {
+            exchange = try await send(request, context: context)
+        } catch {
+            await context.emit(.exchangeFailed(error))
+            throw error
+        }
+        await context.emit(.responseReceived(exchange.head))
+        exchange.startedAt = startedAt
+        switch exchange.body {
+        case .data:
+            exchange.duration = clock.duration(to: .now)
+            await context.emit(.bodyFinished(Self.finished(exchange)))
+        case .stream(let source):
+            let sent = exchange
+            exchange.body = .stream(ObservedBody(source, chunk: { _ in }, end: { error in
+                if let error {
+                    await context.emit(.exchangeFailed(error))
+                } else {
+                    var finished = sent
+                    finished.metrics = source.metrics ?? finished.metrics
+                    finished.duration = clock.duration(to: .now)
+                    await context.emit(.bodyFinished(Self.finished(finished)))
+                }
+            }))
+        }
+        return exchange
+    }
+
+    /// The exchange as `bodyFinished` shows it: its body is not repeated there.
+    private static func finished(_ exchange: Exchange) -> ServerResponse<Data> {
+        var shown = exchange
+        shown.body = .empty
+        return ServerResponse(payload: Data(), exchange: shown)
+    }
+
+    private func send(_ request: TransportRequest, context: StepContext) async throws -> Exchange {
+        let plan = context.plan
+        let url = request.request.url
+        do {
+            return plan.keepsBodyInMemory ? try await whole(request, plan: plan) : try await streamed(request, plan: plan)
+        } catch {
+            throw TransportErrors.map(error, url: url, timeout: plan.idleTimeout)
+        }
+    }
+
+    /// The response with its body collected in memory.
+    private func whole(_ request: TransportRequest, plan: RunPlan) async throws -> Exchange {
+        let body = InMemoryBody(limit: plan.sizeLimit, url: request.request.url, followsRedirects: plan.redirects.follows)
+        let metrics: ExchangeMetrics
+        do {
+            metrics = try await send(request, over: plan.transport, into: body)
+        } catch let ended as InMemoryBody.RedirectBodyEnded {
+            // A redirect whose body was too long to drop ended its own transfer: it is followed all the same.
+            guard let head = try? body.collected().head else { throw ended }
+            return Exchange(request: request.request, head: head, body: .empty)
+        }
+        let (head, data) = try body.collected()
+        return Exchange(request: request.request, head: head, body: .data(data), metrics: metrics)
+    }
+
+    /// The response once its head arrived, its body a stream still arriving.
+    private func streamed(_ request: TransportRequest, plan: RunPlan) async throws -> Exchange {
+        // The transfer runs in a task of its own, which the run's stop ends through the transfer.
+        var streaming = request
+        streaming.cancellation = .none
+        let transport = plan.transport
+        let transfer = StreamTransfer(url: request.request.url, timeout: plan.idleTimeout, capacity: plan.bufferSize,
+                                      readerKeepsPace: plan.readsBodyItself) { [streaming] sink in
+            try await transport.send(streaming, into: sink)
+        }
+        guard request.cancellation.register(transfer) else {
+            transfer.close()
+            throw CancellationError()
+        }
+        let head: ResponseHead
+        do {
+            head = try await transfer.head()
+        } catch {
+            transfer.close()
+            throw error
+        }
+        return Exchange(request: request.request, head: head, body: .stream(transfer))
+    }
+
+    private func send(_ request: TransportRequest, over transport: any ConveyTransport, into sink: any ResponseBodySink) async throws -> ExchangeMetrics {
+        if transport.registersExchangeCancellation || request.cancellation.run == nil {
+            return try await transport.send(request, into: sink)
+        }
+        return try await request.cancellation.inTaskOfItsOwn { [request] in try await transport.send(request, into: sink) }
+    }
+}
