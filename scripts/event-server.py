@@ -22,6 +22,7 @@ a counter: tests use their own key so that parallel tests do not see each other'
   /hostile?say=TEXT          a hostile server: terminal escape sequences (window title, clear screen, a C1
                              CSI) in an `X-Title` header and in event 1's data, which also carries TEXT;
                              `Set-Cookie: s=c00kie`; 204 No Content once the client sends Last-Event-ID
+  /redirect?to=PATH          302 to PATH on this server (a same-origin redirect in front of a stream)
   /stats?key=NAME            JSON: {"requests": n, "lastEventIDs": [...], "disconnects": n, "sent": bytes of /endless}
 """
 import json
@@ -62,6 +63,12 @@ class Handler(BaseHTTPRequestHandler):
         query = {name: values[-1] for name, values in parse_qs(url.query).items()}
         key = query.get("key", "")
         number = lambda name, default: int(query.get(name, default))
+        if url.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", query.get("to", "/events"))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if url.path == "/stats":
             with lock:
                 body = json.dumps(stats.get(key, {"requests": 0, "lastEventIDs": [], "disconnects": 0, "sent": 0})).encode()

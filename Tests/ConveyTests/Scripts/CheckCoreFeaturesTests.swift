@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `scripts/check-core-features`, run on a tree of its own: it fails, naming the file and line,
-/// when the core outside Core/Server names a type a feature declares.
+/// when the core names a type a feature declares (Core/Server may name only the settings a
+/// server's configuration holds), or calls into a feature through a property of a feature's type.
 @Suite("scripts/check-core-features")
 struct CheckCoreFeaturesTests {
     private static let packageRoot = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -44,8 +45,37 @@ struct CheckCoreFeaturesTests {
         #expect(result.output.contains("Sources/Convey/Core/Pipeline/Runner.swift:3: Gadget (declared in Sources/Convey/Features/Gadgets/Gadget.swift:1)"))
         #expect(!result.output.contains("Runner.swift:1"))
         #expect(!result.output.contains("Runner.swift:2"))
-        #expect(!result.output.contains("Settings.swift"))
         #expect(!result.output.contains("Nested ("))
+    }
+
+    @Test func theServerMayNameASettingTypeButNoOtherFeatureType() throws {
+        let root = try tree([
+            "Sources/Convey/Features/Cache/DataCache.swift": "public final class DataCache {}\n",
+            "Sources/Convey/Features/Gadgets/Gadget.swift": "final class Gadget {}\n",
+            "Sources/Convey/Core/Server/Settings.swift": "public var cache: DataCache?\nlet gadget = Gadget()\n",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let result = try check(root)
+        #expect(result.status == 1)
+        #expect(result.output.contains("Sources/Convey/Core/Server/Settings.swift:2: Gadget (declared in Sources/Convey/Features/Gadgets/Gadget.swift:1)"))
+        #expect(!result.output.contains("Settings.swift:1"))
+    }
+
+    /// What named no feature type but reached a feature's machinery through the server: the
+    /// runner calling the credential refresh, a feature's, through `server.credentialRefresh`.
+    @Test func aCallIntoAFeatureThroughAPropertyFailsWhereverItIs() throws {
+        let root = try tree([
+            "Sources/Convey/Features/Retry/CredentialRefresh.swift": "final class CredentialRefresh { func refresh() {} }\n",
+            "Sources/Convey/Features/Transports/BuiltInTransport.swift": "enum BuiltInTransport { func make() {} }\n",
+            "Sources/Convey/Core/Server/Server.swift": "let credentialRefresh = CredentialRefresh()\nvar builtInTransport: BuiltInTransport\n",
+            "Sources/Convey/Core/Pipeline/Runner.swift": "await server.credentialRefresh.refresh()\nlet transport = configuration.builtInTransport.make()\n",
+        ])
+        defer { try? FileManager.default.removeItem(at: root) }
+        let result = try check(root)
+        #expect(result.status == 1)
+        #expect(result.output.contains("Sources/Convey/Core/Pipeline/Runner.swift:1: .credentialRefresh.refresh calls into CredentialRefresh"))
+        // The server making its built-in transport is the one call into a setting the script allows, with its reason.
+        #expect(!result.output.contains("Runner.swift:2"))
     }
 
     @Test func aCoreNamingNoFeatureTypePasses() throws {

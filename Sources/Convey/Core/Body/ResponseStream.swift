@@ -76,16 +76,19 @@ extension ResponseStream where Element == Data {
     /// How many body bytes may wait for a reader by default: 1 MiB.
     public static var defaultBufferSize: Int { 1 << 20 }
 
-    /// The chunks of `source`.
+    /// The chunks of `source`, which ends when the last holder of the stream lets go of it: the
+    /// stream a run hands its caller.
     init(_ source: any BodySource) {
         self.init(lifetime: BodyLifetime(source))
     }
 
-    /// The chunks of a body as the chain carries it: one chunk for a body in memory.
-    init(_ body: ResponseBody, url: URL?) {
+    /// The chunks of a body as the chain carries it: one chunk for a body in memory. `owning` when
+    /// the stream is the body's last holder (the run's payload), so that letting go of it ends the
+    /// body; a step's view of a body it hands on (`ServerResponse.body`, a wrapper) does not.
+    init(_ body: ResponseBody, url: URL?, owning: Bool = true) {
         switch body {
         case .data(let data): self.init(memory: data, url: url)
-        case .stream(let source): self.init(source)
+        case .stream(let source): self.init(lifetime: BodyLifetime(source, endsWithLastHolder: owning))
         }
     }
 
@@ -128,7 +131,7 @@ extension ResponseStream where Element == Data {
             return self
         }
         guard let source = body?.source else { return self }
-        return ResponseStream(ObservedBody(source, chunk: chunk, end: { error in end(error) }))
+        return ResponseStream(.stream(ObservedBody(source, chunk: chunk, end: { error in end(error) })), url: nil, owning: false)
     }
 
     /// The same body with each chunk replaced by what `transform` makes of it, as the reader
@@ -142,11 +145,11 @@ extension ResponseStream where Element == Data {
             do {
                 return ResponseStream(memory: try transform(memory.data), url: memory.url)
             } catch {
-                return ResponseStream(FailedBody(error, url: memory.url))
+                return ResponseStream(.stream(FailedBody(error, url: memory.url)), url: nil, owning: false)
             }
         }
         guard let source = body?.source else { return self }
-        return ResponseStream(MappedBody(source, transform: transform))
+        return ResponseStream(.stream(MappedBody(source, transform: transform)), url: nil, owning: false)
     }
 }
 
@@ -167,15 +170,18 @@ struct ChunkReader: StreamReader {
     }
 }
 
-/// Ends a body when the last holder of a stream or of a reader lets go of it.
+/// Ends a body when the last holder of a stream or of a reader lets go of it, unless the stream
+/// is only a view of a body that goes on up the chain.
 final class BodyLifetime: Sendable {
     let source: any BodySource
+    private let endsWithLastHolder: Bool
 
-    init(_ source: any BodySource) {
+    init(_ source: any BodySource, endsWithLastHolder: Bool = true) {
         self.source = source
+        self.endsWithLastHolder = endsWithLastHolder
     }
 
     deinit {
-        source.close()
+        if endsWithLastHolder { source.close() }
     }
 }

@@ -48,8 +48,9 @@ protocol ResponseDelivery: Sendable {
     /// of another `Content-Type`, a file that cannot be written): a failure of the attempt.
     func stage(_ exchange: inout Exchange, holding hold: (any AttemptHold)?, plan: RunPlan) async throws -> Staged
 
-    /// The run's payload: made from `staged` when `exchange` is the attempt's own response, else
-    /// from `exchange`, which a step around the run made or changed (its status already checked).
+    /// The run's payload: made from `staged` when `exchange`'s body is the attempt's own (its head
+    /// may be another, which a step around the run made), else from `exchange`'s body, which a step
+    /// around the run made or changed (its status already checked).
     /// `hold` is what the successful attempt still holds, if any. `deadline` is the run's, which
     /// a payload that outlives the run (a stream) keeps.
     func payload(_ exchange: Exchange, staged: Staged?, holding hold: (any AttemptHold)?, plan: RunPlan, deadline: RunDeadline?) async throws -> Output

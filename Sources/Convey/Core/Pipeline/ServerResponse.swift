@@ -163,7 +163,7 @@ extension ServerResponse where Payload == Data {
     /// event parser). A step wraps it to watch or change it on its way up
     /// (`ResponseStream.observed(chunk:end:)`, `mapChunks(_:)`) and hands it on with `replacing(body:)`.
     public var body: ResponseStream<Data> {
-        ResponseStream(exchange.body, url: exchange.head.url)
+        ResponseStream(exchange.body, url: exchange.head.url, owning: false)
     }
 
     /// The same response with another head (status and fields), for an `Interceptor` that changes

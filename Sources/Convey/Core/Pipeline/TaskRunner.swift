@@ -130,7 +130,10 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
                             url: final.request.url, method: final.request.method)
         }
         context.lifecycle.abandon()
-        let payload = try await delivery.payload(final, staged: nil, holding: made?.hold, plan: plan, deadline: context.lifecycle.deadline)
+        // A changed head over the attempts' own body keeps what they made of it (a decoded payload,
+        // a file written); a body of the step's own is made into the payload anew.
+        let staged = made.flatMap { made in final.body.isSame(as: made.exchange.body) ? made.staged : nil }
+        let payload = try await delivery.payload(final, staged: staged, holding: made?.hold, plan: plan, deadline: context.lifecycle.deadline)
         return ServerResponse(payload: payload, exchange: final)
     }
 

@@ -59,13 +59,12 @@ struct StreamDelivery: ResponseDelivery {
     /// the stream asked for covers its body; the task's covers the head.
     func payload(_ exchange: Exchange, staged: Void?, holding hold: (any AttemptHold)?, plan: RunPlan,
                  deadline: RunDeadline?) async throws -> ResponseStream<Data> {
-        if staged == nil {
-            do {
-                try checkMediaType(of: exchange.head)
-            } catch {
-                exchange.body.close()
-                throw error
-            }
+        // The head the run ends with, which a step around the run may have changed.
+        do {
+            try checkMediaType(of: exchange.head)
+        } catch {
+            exchange.body.close()
+            throw error
         }
         guard totalTimeout != nil, let deadline else { return ResponseStream(exchange.body, url: exchange.head.url) }
         return ResponseStream(DeadlineBody(exchange.body.source(url: exchange.head.url), deadline: deadline))

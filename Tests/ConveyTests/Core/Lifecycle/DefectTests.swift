@@ -50,13 +50,27 @@ private struct RuleBreakingStep: ChainStep {
     }
 }
 
-/// The chain of these tests: the run, the rule-breaking step, the transport.
+/// A step around the run that sends the request again after any failure.
+private struct SendingAgainAfterAnyFailure: Interceptor {
+    func intercept(_ request: OutgoingRequest,
+                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+        do {
+            return try await next(request)
+        } catch {
+            return try await next(request)
+        }
+    }
+}
+
+/// The chain of these tests: a step around the run when asked, the run, the rule-breaking step,
+/// the transport.
 private enum RuleBreakingChain: ChainMaking {
     @TaskLocal static var step: RuleBreakingStep?
+    @TaskLocal static var around: (any Interceptor)?
 
     @ConveyActor
     static func chain<Task: DownloadingTask>(for task: Task, plan: RunPlan, start: RunStart, run: any ChainStep) -> Chain {
-        Chain(steps: [run] + (step.map { [$0] } ?? []) + [TransportStep()], observers: [])
+        Chain(steps: (around.map { [AppStep(interceptor: $0)] } ?? []) + [run] + (step.map { [$0] } ?? []) + [TransportStep()], observers: [])
     }
 }
 
@@ -80,15 +94,18 @@ private struct EagerTask: DownloadingTask {
 struct DefectTests {
     let reports = EventLog()
 
-    private func run(_ fault: RuleBreakingStep.Fault) async throws -> (error: (any Error)?, task: EagerTask, first: CountedHold, second: CountedHold, sent: Int) {
+    private func run(_ fault: RuleBreakingStep.Fault, around: (any Interceptor)? = nil) async throws
+        -> (error: (any Error)?, task: EagerTask, first: CountedHold, second: CountedHold, sent: Int) {
         let seen = RequestLog()
         let server = try stubServer(.answering(seen: seen)) { $0.retryWaiter = RecordingRetryWaiter() }
         let task = EagerTask(server: server)
         let delivery = HoldingDelivery()
         let step = RuleBreakingStep(fault: fault, second: CountedHold())
         let error = await Defects.$handler.withValue({ [reports] in reports.add($0) }) {
-            await RuleBreakingChain.$step.withValue(step) {
-                await Task { try await TaskRunner(task: task, chain: RuleBreakingChain.self).run(delivery).payload }.result.failure
+            await RuleBreakingChain.$around.withValue(around) {
+                await RuleBreakingChain.$step.withValue(step) {
+                    await Task { try await TaskRunner(task: task, chain: RuleBreakingChain.self).run(delivery).payload }.result.failure
+                }
             }
         }
         return (error, task, delivery.first, step.second, seen.requests.count)
@@ -107,6 +124,17 @@ struct DefectTests {
 
     @Test func aStepOutOfTurnEndsTheRunWithTheDefectAndIsNotRetried() async throws {
         let outcome = try await run(.movesTheMachine)
+        let illegal = try #require(outcome.error as? RunStateMachine.IllegalTransition)
+        #expect(illegal.event == .responseReceived)
+        #expect(outcome.task.asked.value == 0)
+        #expect(outcome.sent == 1)
+        #expect(reports.events == [illegal.description])
+    }
+
+    /// A step around the run that sends the request again after a failure never runs a run that
+    /// a defect ended: the defect stays the run's outcome, and nothing more is sent.
+    @Test func aDefectIsNeverSentAgainByAStepAroundTheRun() async throws {
+        let outcome = try await run(.movesTheMachine, around: SendingAgainAfterAnyFailure())
         let illegal = try #require(outcome.error as? RunStateMachine.IllegalTransition)
         #expect(illegal.event == .responseReceived)
         #expect(outcome.task.asked.value == 0)

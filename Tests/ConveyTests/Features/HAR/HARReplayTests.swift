@@ -72,6 +72,37 @@ struct HARReplayTests {
         #expect(fixtures.unansweredEntries.isEmpty)
     }
 
+    /// Echo never shows an answer from the file as one from the network: the line names the file.
+    @Test func aReplayedAnswerIsEchoedAsReplayed() async throws {
+        let scratch = try HARScratch()
+        defer { scratch.remove() }
+        let file = scratch.file("users.har")
+        try HARText.write([HARText.entry("GET", "https://api.example/users/42", body: #"{"id": 42, "name": "Ada"}"#)], to: file)
+        let echo = EchoCapture()
+        let server = try offlineServer { $0.echoSink = echo.sink; $0.defaultEchoStyle = .consoleMinimum }
+
+        _ = try await HARFixtures(file: file).scope { try await FetchUser(server: server).download() }
+
+        #expect(echo.text.contains("GET https://api.example/users/42 → 200 OK"))
+        #expect(echo.text.contains("replayed from users.har"))
+    }
+
+    /// A replayed answer stands where the network would: the app's exchange steps, which see only
+    /// what reaches the network, are not called for it.
+    @Test func aReplayedAnswerGoesThroughNoExchangeStep() async throws {
+        let scratch = try HARScratch()
+        defer { scratch.remove() }
+        let file = scratch.file("users.har")
+        try HARText.write([HARText.entry("GET", "https://api.example/users/42", body: #"{"id": 42, "name": "Ada"}"#)], to: file)
+        let log = EventLog()
+        let server = try offlineServer { $0.exchangeInterceptors = [LoggingStep(name: "exchange", log: log)] }
+
+        let response = try await HARFixtures(file: file).scope { try await FetchUser(server: server).download() }
+
+        #expect(response.payload == FixtureUser(id: 42, name: "Ada"))
+        #expect(log.events.isEmpty)
+    }
+
     @Test func anUnmatchedRequestFailsWithAnErrorNamingIt() async throws {
         let scratch = try HARScratch()
         defer { scratch.remove() }

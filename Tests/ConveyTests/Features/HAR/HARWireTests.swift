@@ -140,4 +140,51 @@ struct HARWireTests {
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("valid HAR 1.2, 9 entries"))
     }
+
+    /// A download to a file and a stream whose body breaks off: the capture keeps what really
+    /// happened (the bytes that came, then the failure), so that a replay of the file fails where
+    /// the live run failed instead of succeeding with a whole body.
+    @Test(arguments: TransportKind.allCases, ["file", "stream"])
+    func aBodyThatBrokeOffIsKeptAsTheFailureItWas(_ kind: TransportKind, _ delivery: String) async throws {
+        #if canImport(FoundationNetworking)
+        if kind == .urlSession, delivery == "stream" { return }  // URLSession on Linux refuses streams
+        #endif
+        let scratch = try HARScratch()
+        defer { scratch.remove() }
+        let file = scratch.file("broken.har")
+        let server = ConveyServer(remote: try TestServers.faults(), configuration: ServerConfiguration(echoSink: { _ in }))
+        server.transport = kind.make()
+        let task = Get(server: server, path: "short-body")
+        /// Runs the task as `delivery` and returns what it threw.
+        func broken() async -> (any Error)? {
+            do {
+                if delivery == "file" {
+                    _ = try await task.download(to: scratch.file("body.bin"))
+                } else {
+                    for try await _ in try await task.stream().payload {}
+                }
+                return nil
+            } catch {
+                return error
+            }
+        }
+
+        let live = await (try HARFixtures(file: file, mode: .capture)).scope { await broken() }
+        guard case ConveyError.transport = try #require(live) else {
+            Issue.record("expected a transport failure, got \(String(describing: live))")
+            return
+        }
+        let entry = try #require(try HARText.entries(of: file).first)
+        let convey = try #require(entry["_convey"] as? [String: Any])
+        let failure = try #require(convey["failure"] as? [String: Any])
+        #expect(failure["kind"] as? String != nil)
+        let content = try #require((entry["response"] as? [String: Any])?["content"] as? [String: Any])
+        #expect(content["size"] as? Int == 500)
+
+        let replayed = await (try HARFixtures(file: file)).scope { await broken() }
+        guard case ConveyError.transport = try #require(replayed) else {
+            Issue.record("a replay of a broken body ended \(String(describing: replayed))")
+            return
+        }
+    }
 }

@@ -32,6 +32,21 @@ struct OutboxDeliveryTests {
         for (wait, base) in zip(waits, [1.0, 2.0, 4.0]) { #expect(wait <= base && wait >= base * 0.8 - 0.001) }
     }
 
+    /// The spans of an item's delivery carry the name of the task the app queued, not of the task
+    /// that delivers it.
+    @Test func anItemsSpansAreNamedAfterTheQueuedTask() async throws {
+        defer { scratch.remove() }
+        let spans = SpanCollector()
+        let answers = ScriptedAnswers([.status(201)])
+        let server = try outboxServer(answers) { $0.tracing = TracingConfiguration(exporter: spans) }
+        let outbox = try await outbox(server)
+        try await outbox.enqueue(PlaceOrder(server: server, item: "tea"))
+        try await outbox.deliverPending()
+
+        #expect(spans.runSpans.map(\.name) == ["PlaceOrder"])
+        #expect(spans.clientSpans.map(\.name) == ["POST"])
+    }
+
     @Test func theSameKeyIsSentAfterARestart() async throws {
         defer { scratch.remove() }
         let answers = ScriptedAnswers([.status(503), .status(200)])

@@ -232,6 +232,45 @@ struct TracingWireTests {
         #expect(run.statusMessage == "Cancelled")
     }
 
+    @Test("A run cancelled by its tag keeps the client span of the request that was on the wire")
+    func cancellationByTag() async throws {
+        let spans = SpanCollector()
+        let server = try tracedServer(exporter: spans)
+        let key = key()
+        let tag = "traced-\(key)"
+        struct Tagged: ServerTask {
+            let server: ConveyServer
+            let path: String
+            let tag: String
+            var sessionTag: String? { tag }
+        }
+        let running = Task { try await Tagged(server: server, path: "\(key)/slow", tag: tag).download() }
+        try await waitUntil("the request reached the server") { (try? await TracingServers.log(key).count) == 1 }
+        #expect(ConveySession.cancel(sessionWithTag: tag) == 1)
+        await #expect(throws: ConveyError.cancelled) { try await running.value }
+
+        let client = try #require(spans.clientSpans.first)
+        let run = try #require(spans.runSpans.first)
+        #expect(spans.clientSpans.count == 1)
+        #expect(client.parent == run.span)
+        #expect(client.attributes["error.type"] == "cancelled")
+        #expect(run.attributes["error.type"] == "cancelled")
+    }
+
+    @Test("A stream's client span ends when its body ends, with what the transfer cost")
+    func streamSpanEndsWithTheBody() async throws {
+        let spans = SpanCollector()
+        let server = try tracedServer(exporter: spans)
+        let response = try await TracedGet(server: server, path: "\(key())/ok").stream()
+        #expect(spans.spans.isEmpty)
+        var body = Data()
+        for try await chunk in response.payload { body.append(chunk) }
+        #expect(!body.isEmpty)
+        let client = try #require(spans.clientSpans.first)
+        #expect(spans.runSpans.count == 1)
+        #expect(client.events.contains { $0.name == "convey.transfer_done" })
+    }
+
     @Test("An origin left out receives no trace headers, even ones the task set; a listed one does")
     func originsLeftOut() async throws {
         let other = try TracingServers.tracedOtherOrigin()
