@@ -1,10 +1,11 @@
 /// Background-task assertions' part in runs: on a server with
-/// `ServerConfiguration.finishesRunsInBackground`, each run holds the process's assertion from
-/// its start to its end (`BackgroundRunObserver`).
+/// `ServerConfiguration.finishesRunsInBackground`, each run holds the process's assertion (the
+/// configuration's, in tests) from its start to its end (`BackgroundRunObserver`).
 struct BackgroundRunFeature: RunFeature {
     @ConveyActor
     func join<Task: DownloadingTask>(_ parts: inout RunParts, task: Task, setup: RunSetup) {
-        if setup.server.storedConfiguration.finishesRunsInBackground { parts.observers.append(BackgroundRunObserver(assertion: .shared)) }
+        let configuration = setup.server.storedConfiguration
+        if configuration.finishesRunsInBackground { parts.observers.append(BackgroundRunObserver(assertion: configuration.backgroundRunAssertion)) }
     }
 }
 

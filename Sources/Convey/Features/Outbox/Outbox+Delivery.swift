@@ -190,7 +190,8 @@ extension Outbox {
     func releaseFolderLock() async {
         lockReleased = true
         wake()
-        let assertion = configuration.backgroundRunAssertion
+        // The assertion this server's runs hold, the attempts among them.
+        let assertion = server.storedConfiguration.backgroundRunAssertion
         if !inFlight.isEmpty, server.storedConfiguration.finishesRunsInBackground {
             let expiry = assertion.whenExpired { Task { @ConveyActor [weak self] in self?.cancelAttempts() } }
             if assertion.isHeld {

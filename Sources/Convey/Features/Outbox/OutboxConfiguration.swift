@@ -30,10 +30,6 @@ extension Outbox {
         public var idempotencyKeyField: String
         /// What the outbox reads the time from and waits on: the system clock, or in tests one moved by hand.
         var clock: any OutboxClock = SystemOutboxClock()
-        /// The background-task assertion the runs of a server that `finishesRunsInBackground` hold:
-        /// while it is held, releasing the folder's lock lets its attempts finish. The process's,
-        /// or in tests one over recorded background tasks.
-        var backgroundRunAssertion = BackgroundRunAssertion.shared
 
         /// Creates a configuration; every parameter has the documented default.
         public init(concurrency: Int = 1, retryPolicy: RetryPolicy = Configuration.standardRetryPolicy,

@@ -136,19 +136,21 @@ struct OutboxLockReleaseTests {
         defer { scratch.remove() }
         try await FileLockRegistry.$current.withValue(FileLockRegistry()) {
             let gated = GatedTransport()
-            let server = try outboxServer(ScriptedAnswers([.status(201)])) { $0.finishesRunsInBackground = true }
-            server.transport = gated.transport
+            // The attempt's run holds an assertion of the test's own, not the process's.
             let tasks = BackgroundRunAssertionTests.RecordingTasks()
             let assertion = BackgroundRunAssertion(tasks: tasks)
-            assertion.runStarted()
-            defer { assertion.runEnded() }
-            let outbox = try await Outbox(folder: scratch.folder, server: server,
-                                          configuration: .testing(ManualOutboxClock()) { $0.backgroundRunAssertion = assertion })
+            let server = try outboxServer(ScriptedAnswers([.status(201)])) {
+                $0.finishesRunsInBackground = true
+                $0.backgroundRunAssertion = assertion
+            }
+            server.transport = gated.transport
+            let outbox = try await Outbox(folder: scratch.folder, server: server, configuration: .testing(ManualOutboxClock()))
             let item = try await outbox.enqueue(PlaceOrder(server: server, item: "tea"))
             let delivery = Task { @ConveyActor in try await outbox.run() }
             defer { delivery.cancel() }
             try await waitUntil("the attempt is at the transport") { gated.arrivals.events.count == 1 }
 
+            #expect(assertion.isHeld)
             let release = Task { @ConveyActor in await FileLocks.releaseForSuspension() }
             try await waitUntil("the release is asked for") { outbox.lockReleased }
             // Kept: not stopped, the folder still locked while it finishes.
@@ -167,19 +169,21 @@ struct OutboxLockReleaseTests {
         defer { scratch.remove() }
         try await FileLockRegistry.$current.withValue(FileLockRegistry()) {
             let gated = GatedTransport()
-            let server = try outboxServer(ScriptedAnswers([.status(201)])) { $0.finishesRunsInBackground = true }
-            server.transport = gated.transport
+            // The attempt's run holds an assertion of the test's own, not the process's.
             let tasks = BackgroundRunAssertionTests.RecordingTasks()
             let assertion = BackgroundRunAssertion(tasks: tasks)
-            assertion.runStarted()
-            defer { assertion.runEnded() }
-            let outbox = try await Outbox(folder: scratch.folder, server: server,
-                                          configuration: .testing(ManualOutboxClock()) { $0.backgroundRunAssertion = assertion })
+            let server = try outboxServer(ScriptedAnswers([.status(201)])) {
+                $0.finishesRunsInBackground = true
+                $0.backgroundRunAssertion = assertion
+            }
+            server.transport = gated.transport
+            let outbox = try await Outbox(folder: scratch.folder, server: server, configuration: .testing(ManualOutboxClock()))
             let item = try await outbox.enqueue(PlaceOrder(server: server, item: "tea"))
             let delivery = Task { @ConveyActor in try await outbox.run() }
             defer { delivery.cancel() }
             try await waitUntil("the attempt is at the transport") { gated.arrivals.events.count == 1 }
 
+            #expect(assertion.isHeld)
             let release = Task { @ConveyActor in await FileLocks.releaseForSuspension() }
             try await waitUntil("the release is asked for") { outbox.lockReleased }
             #expect(try FlockProcess.isLocked(lockPath(outbox)))
