@@ -4,7 +4,9 @@ import Foundation
 enum ChildProcess {
     /// This process's executable: `/proc/self/exe` on Linux, else the bundle's or `argv[0]`.
     static var executable: URL? {
+        #if os(Linux)
         if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return URL(filePath: path) }
+        #endif
         if let url = Bundle.main.executableURL { return url }
         guard let first = CommandLine.arguments.first, first.contains("/") else { return nil }
         return URL(filePath: first, relativeTo: URL(filePath: FileManager.default.currentDirectoryPath, directoryHint: .isDirectory))

@@ -10,11 +10,14 @@ import Darwin
 /// device (`/dev/null`, `/dev/stdout`), which is written through.
 enum OutputFile {
     /// Whether `file` is written through rather than replaced: it is, or links to, a device, a
-    /// FIFO or a socket, or it lives under `/dev` or `/proc` (`/dev/stdout` links to a file when
-    /// standard output is one). A download must never put a file in its place.
+    /// FIFO or a socket, or it lives under `/dev` or (on Linux) `/proc` (`/dev/stdout` links to a
+    /// file when standard output is one). A download must never put a file in its place.
     static func writesThrough(_ file: URL) -> Bool {
         let path = file.standardizedFileURL.path(percentEncoded: false)
-        if path.hasPrefix("/dev/") || path.hasPrefix("/proc/") { return true }
+        if path.hasPrefix("/dev/") { return true }
+        #if os(Linux)
+        if path.hasPrefix("/proc/") { return true }
+        #endif
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         let type = info.st_mode & S_IFMT

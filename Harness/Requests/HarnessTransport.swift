@@ -33,7 +33,7 @@ enum HarnessTransport {
         if case .embedded = target {
             server.transport = StubTransport(EmbeddedHTTPBin.respond(to:))
         } else if let connectTimeout = connection.connectTimeout, builtIn == .curl {
-            #if canImport(CConveyCurlShim)
+            #if os(Linux) && canImport(CConveyCurlShim)
             server.transport = CurlTransport(configuration: CurlTransport.Configuration(
                 connectTimeout: connectTimeout, tls: connection.tls, proxy: connection.proxy, httpVersion: connection.httpVersion))
             #endif

@@ -1,4 +1,4 @@
-// pthread_setname_np.
+// Linux's two-argument pthread_setname_np.
 #define _GNU_SOURCE
 #include "CConveyCurlShim.h"
 
@@ -143,5 +143,11 @@ void convey_name_current_thread(const char *name) {
     char shortened[16];
     strncpy(shortened, name, sizeof shortened - 1);
     shortened[sizeof shortened - 1] = '\0';
+#if defined(__linux__)
     pthread_setname_np(pthread_self(), shortened);
+#elif defined(__APPLE__)
+    // Darwin's takes the name alone and names only the calling thread, which is this one. The shim
+    // is built for Linux, but Xcode's whole-package scheme compiles every target (SwiftPM #6554).
+    pthread_setname_np(shortened);
+#endif
 }

@@ -43,34 +43,53 @@ public enum ProcessFigures {
     nonisolated(unsafe) private static let allocationCounter = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "convey_allocation_count")
     #endif
 
-    /// Peak resident memory so far, in MB.
+    /// Peak resident memory so far, in MiB.
     public static var peakResidentMB: Double {
         var usage = rusage()
         getrusage(ownUsage, &usage)
-        return Double(usage.ru_maxrss) / 1024
+        return Double(usage.ru_maxrss) * maxRSSUnitBytes / 1_048_576
     }
 
-    /// Resident memory now, in MB (Linux: /proc/self/statm; elsewhere the peak so far).
+    /// The unit of `ru_maxrss`: kibibytes on Linux, bytes on Darwin (getrusage(2) on each).
+    #if canImport(Darwin)
+    private static let maxRSSUnitBytes: Double = 1
+    #else
+    private static let maxRSSUnitBytes: Double = 1024
+    #endif
+
+    /// Resident memory now, in MiB (Linux: /proc/self/statm; elsewhere the peak so far).
     public static var residentMB: Double {
+        #if os(Linux)
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
               let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return peakResidentMB }
         return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+        #else
+        return peakResidentMB
+        #endif
     }
 
-    /// A line of /proc/self/status (`VmRSS`, `VmHWM`), in MiB; 0 where there is none.
+    /// A line of /proc/self/status (`VmRSS`, `VmHWM`), in MiB; 0 where there is none (every system but Linux).
     public static func statusMiB(_ field: String) -> Double {
+        #if os(Linux)
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
               let kilobytes = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return 0 }
         return kilobytes / 1024
+        #else
+        return 0
+        #endif
     }
 
     /// Resets VmHWM to the current resident set, so that it records the peak from now on.
-    /// Returns whether the kernel allowed it.
+    /// Returns whether the kernel allowed it (never outside Linux).
     @discardableResult
     public static func resetPeak() -> Bool {
+        #if os(Linux)
         guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
         defer { try? handle.close() }
         return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+        #else
+        return false
+        #endif
     }
 }

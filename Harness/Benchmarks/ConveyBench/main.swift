@@ -256,7 +256,7 @@ func makeWorkloads(base: URL, ceiling: URL?, tls: TLSServer?, loops: [Int]) asyn
 /// `eventLoops` set to each of `loops`, otherwise configured as `BuiltInTransport.curl` makes it.
 /// None where there is no `CurlTransport` (Apple platforms).
 func loopClients(remote: Remote, url: URL, loops: [Int]) async throws -> [Client] {
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     var clients: [Client] = []
     for count in loops {
         let transport = CurlTransport(configuration: .init(eventLoops: count))

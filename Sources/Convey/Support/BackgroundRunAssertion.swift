@@ -15,6 +15,8 @@ final class BackgroundRunAssertion: Sendable {
     private struct Holding {
         var runs = 0
         var held: BackgroundTaskToken?
+        /// Who is told when the system takes the time back (`whenExpired`).
+        var expiryHandlers: [UUID: @Sendable () -> Void] = [:]
     }
 
     private let tasks: any BackgroundTasks
@@ -58,14 +60,31 @@ final class BackgroundRunAssertion: Sendable {
     /// Whether the assertion is held now.
     var isHeld: Bool { holding.withLock { $0.held != nil } }
 
+    /// Calls `handler` each time the system takes the assertion's time back (not when it ends
+    /// because the last run ended), until the returned observation is released: what the
+    /// assertion kept running must stop now.
+    func whenExpired(_ handler: @escaping @Sendable () -> Void) -> ExpiryObservation {
+        let key = UUID()
+        holding.withLock { $0.expiryHandlers[key] = handler }
+        return ExpiryObservation { [weak self] in self?.holding.withLock { _ = $0.expiryHandlers.removeValue(forKey: key) } }
+    }
+
     /// The system took the time back: the assertion must end now, runs in flight or not. The next
     /// run to start after they all ended begins a new one.
     private func expired() {
-        let ending: BackgroundTaskToken? = holding.withLock { holding in
+        let (ending, handlers): (BackgroundTaskToken?, [@Sendable () -> Void]) = holding.withLock { holding in
             defer { holding.held = nil }
-            return holding.held
+            return (holding.held, Array(holding.expiryHandlers.values))
         }
         if let ending { tasks.end(ending) }
+        for handler in handlers { handler() }
+    }
+
+    /// An observation of `whenExpired`: ends when released.
+    final class ExpiryObservation: Sendable {
+        private let end: @Sendable () -> Void
+        init(end: @escaping @Sendable () -> Void) { self.end = end }
+        deinit { end() }
     }
 }
 

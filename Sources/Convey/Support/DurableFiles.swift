@@ -1,5 +1,5 @@
 import Foundation
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 internal import CConveyCurlShim
 #endif
 #if canImport(Glibc)
@@ -209,7 +209,7 @@ private final class SyncThread: Sendable {
         // Foundation sets the system's name only once `start()` has recorded the thread, which
         // this line may run before: on Linux it is set here directly.
         Thread.current.name = DurableFiles.threadName
-        #if canImport(CConveyCurlShim)
+        #if os(Linux) && canImport(CConveyCurlShim)
         convey_name_current_thread(DurableFiles.threadName)
         #endif
         while true {

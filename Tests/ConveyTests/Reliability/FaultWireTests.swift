@@ -146,7 +146,7 @@ struct FaultWireTests {
         try await request()
     }
 
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     @Test(arguments: [HTTPMethod.post, .patch])
     func curlNeverResendsANonIdempotentRequest(_ method: HTTPMethod) async throws {
         let server = try server(.curl)

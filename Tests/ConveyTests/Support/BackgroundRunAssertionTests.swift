@@ -102,4 +102,60 @@ struct BackgroundRunAssertionTests {
         #expect(assertion.runsInFlight == 0)
         #endif
     }
+
+    @Test func whoWatchesForExpiryIsToldWhenTheSystemTakesTheTimeBackNotWhenTheLastRunEnds() {
+        let tasks = RecordingTasks()
+        let assertion = BackgroundRunAssertion(tasks: tasks)
+        let told = EventLog()
+        var observation: BackgroundRunAssertion.ExpiryObservation? = assertion.whenExpired { told.add("expired") }
+        assertion.runStarted()
+        assertion.runEnded()
+        #expect(told.events.isEmpty)
+        assertion.runStarted()
+        tasks.expire(2)
+        #expect(told.events == ["expired"])
+        #expect(!assertion.isHeld)
+        assertion.runEnded()
+        observation = nil
+        assertion.runStarted()
+        tasks.expire(3)
+        #expect(told.events == ["expired"])
+        withExtendedLifetime(observation) {}
+    }
+}
+
+/// The system's background-task identifiers by token, whichever of `begin`'s UIKit call and
+/// `end` reaches the main thread first.
+@Suite("Background task ledger")
+struct BackgroundTaskLedgerTests {
+    @Test func aTaskBegunThenEndedIsEndedOnceAndForgotten() {
+        let ledger = BackgroundTaskLedger()
+        let token = ledger.newToken()
+        #expect(ledger.keep(41, for: token))
+        #expect(ledger.take(token) == 41)
+        #expect(ledger.take(token) == nil)
+        #expect(ledger.count == 0)
+    }
+
+    @Test func aTaskEndedBeforeTheSystemBeganItIsEndedAsItBegins() {
+        let ledger = BackgroundTaskLedger()
+        let token = ledger.newToken()
+        #expect(ledger.take(token) == nil)
+        #expect(!ledger.keep(42, for: token))
+        #expect(ledger.take(token) == nil)
+        #expect(ledger.count == 0)
+    }
+
+    @Test func aTaskTheSystemTookBackLeavesNothingForItsOwnersEnd() {
+        let ledger = BackgroundTaskLedger()
+        let token = ledger.newToken()
+        #expect(ledger.keep(43, for: token))
+        // The expiration handler takes it first; the owner's end then finds nothing.
+        #expect(ledger.take(token) == 43)
+        #expect(ledger.take(token) == nil)
+        let refused = ledger.newToken()
+        ledger.forget(refused)
+        #expect(ledger.take(refused) == nil)
+        #expect(ledger.count == 0)
+    }
 }

@@ -8,7 +8,7 @@ import Testing
 /// The real transports, for suites that must pass on each of them.
 enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case urlSession
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     case curl
     #endif
 
@@ -17,7 +17,7 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
     func make() -> any ConveyTransport {
         switch self {
         case .urlSession: URLSessionTransport()
-        #if canImport(CConveyCurlShim)
+        #if os(Linux) && canImport(CConveyCurlShim)
         case .curl: CurlTransport()
         #endif
         }

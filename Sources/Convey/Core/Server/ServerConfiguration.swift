@@ -138,6 +138,9 @@ public struct ServerConfiguration: Sendable {
     var retryWaiter: any RetryWaiting = SleepingRetryWaiter.shared
     /// What runs measure their total timeout on: the continuous clock, or in tests one moved by hand.
     var runClock: any RunClock = ContinuousRunClock.shared
+    /// The background-task assertion runs hold when `finishesRunsInBackground` is on: the
+    /// process's, or in tests one over recorded background tasks.
+    var backgroundRunAssertion = BackgroundRunAssertion.shared
 
     /// Creates a configuration; every parameter has the documented default.
     public init(

@@ -76,7 +76,7 @@ enum CachePartitionKey {
                 }
             }
         } catch let failure as FileFailure {
-            if ProtectedData.isUnavailable(failure.code) { return nil }
+            if ProtectedData.isUnavailable(failure) { return nil }
             throw self.failure(folder, failure.description)
         }
         throw failure(folder, "\(fileName) kept changing while it was read")
@@ -107,7 +107,7 @@ enum CachePartitionKey {
         let bytes: [UInt8]
         do {
             bytes = try OwnerOnlyFiles.readAll(file, limit: fileSize, path: path)
-        } catch where ProtectedData.isUnavailable(error.code) {
+        } catch where ProtectedData.isUnavailable(error) {
             throw error
         } catch {
             return .damaged

@@ -118,7 +118,7 @@ final class DiskTier: Sendable {
             let bytes = try OwnerOnlyFiles.readAll(file, limit: sizeLimit, path: path)
             _ = futimens(file.descriptor, Self.fileTimes(clock.now()))
             decoded = bytes.withUnsafeBytes { CacheEntryFormat.decode($0, expectedKey: key) }
-        } catch where ProtectedData.isUnavailable(error.code) {
+        } catch where ProtectedData.isUnavailable(error) {
             state.withLock { $0.counts.unavailableReads += 1 }
             return nil
         } catch {
@@ -147,7 +147,7 @@ final class DiskTier: Sendable {
         let sweepNeeded: Bool = state.withLock { state in
             if written {
                 state.counts.writes += 1
-                state.approximateSize += bytes.count
+                state.approximateSize = Self.runningSize(state.approximateSize, adding: bytes.count)
             } else {
                 state.counts.writeFailures += 1
             }
@@ -253,6 +253,14 @@ final class DiskTier: Sendable {
 
     /// The bytes the entry files took at the last sweep plus what was written since.
     var approximateSize: Int { state.withLock { $0.approximateSize } }
+
+    /// `size` plus `written`, held at `Int.max` instead of overflowing: with a size limit near
+    /// `Int.max` (2 GiB on watchOS, whose `Int` has 32 bits) the writes made before the next sweep
+    /// measures the folder could add up past it, and an overflow traps.
+    static func runningSize(_ size: Int, adding written: Int) -> Int {
+        let (sum, overflow) = size.addingReportingOverflow(written)
+        return overflow ? .max : sum
+    }
 
     // MARK: Files
 

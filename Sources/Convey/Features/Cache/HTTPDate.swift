@@ -90,8 +90,16 @@ enum HTTPDate {
               let seconds = digits(time[start + 6..<start + 8]),
               hours < 24, minutes < 60, seconds < 61, (1...daysInMonth(month, year: year)).contains(day)
         else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hours * 3600 + minutes * 60 + seconds))
+        return Date(timeIntervalSince1970: TimeInterval(secondsSince1970(year: year, month: month, day: day,
+                                                                         hours: hours, minutes: minutes, seconds: seconds)))
+    }
+
+    /// Seconds from 1970-01-01 00:00:00 UTC to a checked date and time, in 64 bits, as `HARDate`
+    /// counts: `Int` has 32 on watchOS (arm64_32, armv7k), where the seconds of any date from
+    /// 2038-01-19 on, or before 1901-12-13, would overflow it and trap.
+    static func secondsSince1970(year: Int, month: Int, day: Int, hours: Int, minutes: Int, seconds: Int) -> Int64 {
+        // The day count fits 32 bits for any four-digit year (under 3 million); only the seconds need 64.
+        Int64(daysFromCivil(year: year, month: month, day: day)) * 86_400 + Int64(hours * 3600 + minutes * 60 + seconds)
     }
 
     private static func daysInMonth(_ month: Int, year: Int) -> Int {

@@ -112,7 +112,7 @@ final class PartialClaim: Sendable {
         let file = try Self.openAndLock(partial, mode: mode)
         hold = InlineLocked(Hold(descriptor: file.descriptor))
         initialSize = file.size
-        FileLockRegistry.shared.register(self)
+        FileLockRegistry.current.register(self)
     }
 
     /// The partial file, open and locked, once the path is checked to still name it.

@@ -27,26 +27,38 @@ final class FolderLock: Sendable {
     /// The lock file of the folder at `folderPath`.
     static func path(in folderPath: String) -> String { folderPath + "/.lock" }
 
-    /// Takes the lock without waiting: the lock, or `nil` when another holder has it.
-    static func tryAcquire(in folderPath: String) throws(ConveyError) -> FolderLock? {
+    /// What taking the lock without waiting came to.
+    enum Attempt: Sendable {
+        /// The lock, held until it is released.
+        case acquired(FolderLock)
+        /// Another holder has it.
+        case heldElsewhere
+        /// The lock file's data is protected and unavailable for now (a locked device,
+        /// `ProtectedData`): not an error, a wait.
+        case protectedDataUnavailable
+    }
+
+    /// Takes the lock without waiting.
+    static func tryAcquire(in folderPath: String) throws(ConveyError) -> Attempt {
         let path = path(in: folderPath)
         let file: OwnerOnlyFiles.OpenedFile
         do {
             file = try OwnerOnlyFiles.openOrCreate(atPath: path)
         } catch {
+            if ProtectedData.isUnavailable(error) { return .protectedDataUnavailable }
             throw .outboxStorageFailed(error.description)
         }
         guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             close(file.descriptor)
-            if code == EWOULDBLOCK || code == EAGAIN || code == EINTR { return nil }
+            if code == EWOULDBLOCK || code == EAGAIN || code == EINTR { return .heldElsewhere }
             throw .outboxStorageFailed(FileFailure(path: path, action: "lock", code: code).description)
         }
         let holder = Array("\(getpid())\n".utf8)
         if ftruncate(file.descriptor, 0) == 0 {
             _ = holder.withUnsafeBytes { pwrite(file.descriptor, $0.baseAddress, $0.count, 0) }
         }
-        return FolderLock(descriptor: file.descriptor)
+        return .acquired(FolderLock(descriptor: file.descriptor))
     }
 
     /// Who holds the lock, as far as its file says: `process 1234`.

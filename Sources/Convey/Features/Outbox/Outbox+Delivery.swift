@@ -9,15 +9,23 @@ extension Outbox {
     /// the queue runs dry) are delivered too. With `once`, tries each item pending at the start
     /// once, now, whatever its retry time, and returns: the others stay pending.
     ///
-    /// Owns the folder meanwhile: waits while another process does. Cancelling the calling task
-    /// stops the attempts in flight (their items stay pending) and throws `CancellationError`.
+    /// Owns the folder meanwhile: waits while another process does, and while the device is
+    /// locked (with `once`, returns instead, leaving the items pending). Cancelling the calling
+    /// task stops the attempts in flight (their items stay pending) and throws `CancellationError`.
+    ///
+    /// Throws `ConveyError.outboxFolderInUse` when the folder's lock is let go of for the app's
+    /// suspension (``FileLocks``), at the start or meanwhile, before it is done: in the background
+    /// (a background refresh, a push, a background task) call
+    /// ``FileLocks/retakeAfterSuspension()`` first and ``FileLocks/releaseForSuspension()`` after.
     public func deliverPending(once: Bool = false) async throws {
         try await deliver(once ? .once : .drain)
     }
 
     /// Delivers items as they come, including those enqueued later, until the calling task is
     /// cancelled (then throws `CancellationError`). Owns the folder meanwhile: waits while
-    /// another process does. Call it when the app starts; items left by an earlier run resume.
+    /// another process does, while the device is locked, and while the folder's lock is let go of
+    /// for the app's suspension (``FileLocks``). Call it when the app starts; items left by an
+    /// earlier run resume.
     public func run() async throws {
         try await deliver(.forever)
     }
@@ -27,18 +35,26 @@ extension Outbox {
     /// How often an idle `run()` reads the folder for items other processes enqueued.
     static let idleRescanInterval: TimeInterval = 5
 
+    /// Why `deliverPending` does not deliver while the folder's lock is let go of.
+    static var releasedForSuspension: ConveyError {
+        .outboxFolderInUse("its lock is let go of while the app is suspended (FileLocks.releaseForSuspension()); "
+            + "to deliver in the background, call FileLocks.retakeAfterSuspension() first and FileLocks.releaseForSuspension() after")
+    }
+
     private func deliver(_ mode: DeliveryMode) async throws {
         guard !isDelivering else { throw ConveyError.outboxFolderInUse("this outbox is already delivering") }
+        if mode != .forever, lockReleased { throw Self.releasedForSuspension }
         isDelivering = true
         defer {
             isDelivering = false
             ownership = nil
         }
         try await takeOwnershipWaiting()
-        // Without the lock (let go of for the app's suspension), the folder is read but not tidied.
+        // Without the lock (let go of for the app's suspension, or a locked device), the folder is read but not tidied.
         await reload(tidy: ownership != nil)
         let onceIDs = Set(pendingOrder)
         var tried: Set<String> = []
+        stoppedAttempts = []
         var rescannedWhileEmpty = false
         try await withTaskCancellationHandler {
             while true {
@@ -46,14 +62,28 @@ extension Outbox {
                     await stopAttempts()
                     throw CancellationError()
                 }
-                if lockReleased || ownership == nil {
-                    // The lock was let go of for the app's suspension: wait to be told to take it again.
-                    if lockReleased {
+                if lockReleased {
+                    // Let go of for the app's suspension: the attempts the background keeps end
+                    // first; then `run()` waits to be told to take the lock again, and the others
+                    // return done, or say why not.
+                    if !inFlight.isEmpty || mode == .forever {
                         await waitForWork(until: nil)
                         continue
                     }
+                    if mode == .once, stoppedAttempts.isDisjoint(with: onceIDs),
+                       pendingOrder.allSatisfy({ !onceIDs.contains($0) || tried.contains($0) }) { return }
+                    if mode == .drain, pendingOrder.isEmpty { return }
+                    throw Self.releasedForSuspension
+                }
+                if ownership == nil {
                     try await takeOwnershipWaiting()
-                    if ownership != nil { await reload(tidy: true) }
+                    if ownership != nil {
+                        await reload(tidy: true)
+                    } else if lockFileUnavailable {
+                        // The lock file cannot be opened on a locked device: `once` leaves the items pending.
+                        if mode == .once { return }
+                        await waitForProtectedData()
+                    }
                     continue
                 }
                 if protectedDataUnavailable, inFlight.isEmpty {
@@ -126,29 +156,51 @@ extension Outbox {
         await waitForWork(until: configuration.clock.now.addingTimeInterval(Self.protectedDataRetryInterval))
         withExtendedLifetime(observation) {}
         guard !Task.isCancelled else { return }
-        await reload(tidy: true)
+        await reload(tidy: ownership != nil)
     }
 
     /// Takes the folder's lock, waiting (and checking for cancellation) while another holder has
-    /// it; gives up, without it, when the lock is let go of for the app's suspension meanwhile.
+    /// it; gives up, without it, when the lock is let go of for the app's suspension meanwhile, or
+    /// when the lock file's data is protected and unavailable (a locked device:
+    /// `lockFileUnavailable` says so).
     func takeOwnershipWaiting() async throws {
         let path = store.path
+        lockFileUnavailable = false
         while ownership == nil, !lockReleased {
-            if let lock = try await Self.onDisk({ try FolderLock.tryAcquire(in: path) }) {
+            switch try await Self.onDisk({ try FolderLock.tryAcquire(in: path) }) {
+            case .acquired(let lock):
                 ownership = lock
                 return
+            case .protectedDataUnavailable:
+                lockFileUnavailable = true
+                return
+            case .heldElsewhere:
+                // The holder's exit is an event no clock can predict: look again shortly.
+                try await Task.sleep(for: .milliseconds(100))
             }
-            // The holder's exit is an event no clock can predict: look again shortly.
-            try await Task.sleep(for: .milliseconds(100))
         }
     }
 
-    /// Lets go of the folder's lock for the app's suspension: the attempts in flight are stopped
-    /// (their items stay pending, their attempt counted, sent again later with the same key) and
-    /// the lock released, so that another process may take it; delivery then waits for
-    /// `retakeFolderLock()`.
+    /// Lets go of the folder's lock for the app's suspension, so that another process may take
+    /// it; delivery starts no attempt until `retakeFolderLock()`. The attempts in flight are
+    /// stopped (their items stay pending, their attempt counted, sent again later with the same
+    /// key), except those the background keeps: on a server that `finishesRunsInBackground`,
+    /// while the system grants the time (its background-task assertion is held), they finish
+    /// first, and are stopped only if the system takes the time back.
     func releaseFolderLock() async {
         lockReleased = true
+        wake()
+        // The assertion this server's runs hold, the attempts among them.
+        let assertion = server.storedConfiguration.backgroundRunAssertion
+        if !inFlight.isEmpty, server.storedConfiguration.finishesRunsInBackground {
+            let expiry = assertion.whenExpired { Task { @ConveyActor [weak self] in self?.cancelAttempts() } }
+            if assertion.isHeld {
+                while let attempt = inFlight.values.first { await attempt.value }
+            }
+            withExtendedLifetime(expiry) {}
+        }
+        // Taken again meanwhile (a direct call; the registry orders its own): delivery goes on.
+        guard lockReleased else { return }
         await stopAttempts()
         ownership = nil
         wake()
@@ -172,8 +224,13 @@ extension Outbox {
     /// Cancels the attempts in flight and waits for them: their items stay pending.
     private func stopAttempts() async {
         let attempts = inFlight
-        for attempt in attempts.values { attempt.cancel() }
+        cancelAttempts()
         for attempt in attempts.values { await attempt.value }
+    }
+
+    /// Cancels the attempts in flight, without waiting for them.
+    private func cancelAttempts() {
+        for attempt in inFlight.values { attempt.cancel() }
     }
 
     /// Wakes the delivery loop: an item was enqueued or retried, an attempt ended, or a stop came.
@@ -250,6 +307,7 @@ extension Outbox {
         } catch {
             if error.isCancellation, Task.isCancelled {
                 // Stopped from outside: the item stays pending, its attempt counted.
+                stoppedAttempts.insert(id)
                 return
             }
             await attemptFailed(id, error: error, task: task)

@@ -47,10 +47,15 @@ public final class Outbox {
     /// The folder's lock, while this outbox delivers or changes items.
     var ownership: FolderLock?
     /// Whether the folder's lock is let go of for the app's suspension (`FileLocks`): delivery
-    /// waits, without it, until it is retaken.
+    /// starts no attempt, and `run()` waits, without it, until it is retaken.
     var lockReleased = false
+    /// Whether the folder's lock file could not be opened because its data is protected and
+    /// unavailable (a locked device): delivery waits until it can be.
+    var lockFileUnavailable = false
     var isDelivering = false
     var inFlight: [String: Task<Void, Never>] = [:]
+    /// The items whose attempt was stopped from outside (a release, a stop) since delivery began: still pending, not done.
+    var stoppedAttempts: Set<String> = []
     var observers: [UUID: AsyncStream<OutboxItem>.Continuation] = [:]
     var outcomeWaiters: [String: [UUID: CheckedContinuation<OutboxItem, any Error>]] = [:]
     /// The enqueued tasks' own final hooks, for items enqueued by this outbox.
@@ -85,8 +90,7 @@ public final class Outbox {
         self.server = server
         self.configuration = configuration
         store = try OutboxFolder(url: folder, maximumBodySize: configuration.maximumBodySize)
-        lockReleased = FileLockRegistry.shared.isReleased
-        FileLockRegistry.shared.register(self)
+        lockReleased = FileLockRegistry.current.register(self)
         await reload(tidy: false)
     }
 

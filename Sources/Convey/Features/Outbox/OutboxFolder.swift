@@ -207,12 +207,12 @@ final class OutboxFolder: Sendable {
     func readItemHeader(id: String) throws(OutboxDamage) -> ScannedItem {
         let file = try openItemFile(itemPath(id))
         defer { close(file.descriptor) }
-        let header = try readPrefix(file, count: OutboxFileFormat.headerSize)
+        let header = try readPrefix(file, count: OutboxFileFormat.headerSize, path: itemPath(id))
         let lengths = try OutboxFileFormat.lengths(ofHeader: header, magic: OutboxFileFormat.requestMagic, fileSize: file.size)
         guard lengths.bytes <= maximumBodySize else {
             throw OutboxDamage("its body of \(lengths.bytes) bytes is larger than the outbox's maximumBodySize (\(maximumBodySize))")
         }
-        let prefix = try readPrefix(file, count: OutboxFileFormat.headerSize + lengths.record)
+        let prefix = try readPrefix(file, count: OutboxFileFormat.headerSize + lengths.record, path: itemPath(id))
         let record = try OutboxFileFormat.record(in: prefix)
         let request = try decode(StoredRequest.self, from: record, what: "request")
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https", request.url.host != nil else {
@@ -232,7 +232,7 @@ final class OutboxFolder: Sendable {
         do {
             bytes = try OwnerOnlyFiles.readAll(file, limit: Int(limit), path: itemPath(id))
         } catch {
-            throw OutboxDamage(error.reason, unavailable: ProtectedData.isUnavailable(error.code))
+            throw OutboxDamage(error.reason, unavailable: ProtectedData.isUnavailable(error))
         }
         let parts = try OutboxFileFormat.decode(bytes, magic: OutboxFileFormat.requestMagic)
         return (try decode(StoredRequest.self, from: parts.record, what: "request"), parts.bytes)
@@ -246,7 +246,7 @@ final class OutboxFolder: Sendable {
             guard let opened = try OwnerOnlyFiles.openForReading(atPath: statePath) else { return nil }
             file = opened
         } catch {
-            throw OutboxDamage("its state file: \(error.reason)", unavailable: ProtectedData.isUnavailable(error.code))
+            throw OutboxDamage("its state file: \(error.reason)", unavailable: ProtectedData.isUnavailable(error))
         }
         defer { close(file.descriptor) }
         let limit = Int64(OutboxFileFormat.headerSize + OutboxFileFormat.maximumRecordSize) + OutboxFolder.maximumKeptResponseSize
@@ -257,7 +257,7 @@ final class OutboxFolder: Sendable {
             let parts = try OutboxFileFormat.decode(bytes, magic: OutboxFileFormat.stateMagic)
             return (try decode(StoredState.self, from: parts.record, what: "state"), parts.bytes)
         } catch let failure as FileFailure {
-            throw OutboxDamage("its state file: \(failure.reason)", unavailable: ProtectedData.isUnavailable(failure.code))
+            throw OutboxDamage("its state file: \(failure.reason)", unavailable: ProtectedData.isUnavailable(failure))
         } catch let damage as OutboxDamage {
             throw OutboxDamage("its state file: \(damage.reason)")
         } catch {
@@ -276,13 +276,13 @@ final class OutboxFolder: Sendable {
         } catch let damage as OutboxDamage {
             throw damage
         } catch let failure as FileFailure {
-            throw OutboxDamage(failure.reason, unavailable: ProtectedData.isUnavailable(failure.code))
+            throw OutboxDamage(failure.reason, unavailable: ProtectedData.isUnavailable(failure))
         } catch {
             throw OutboxDamage("\(error)")
         }
     }
 
-    private func readPrefix(_ file: OwnerOnlyFiles.OpenedFile, count: Int) throws(OutboxDamage) -> [UInt8] {
+    private func readPrefix(_ file: OwnerOnlyFiles.OpenedFile, count: Int, path: String) throws(OutboxDamage) -> [UInt8] {
         let wanted = Int(min(Int64(count), max(file.size, 0)))
         var bytes = [UInt8](repeating: 0, count: wanted)
         var offset = 0
@@ -294,7 +294,7 @@ final class OutboxFolder: Sendable {
             guard read > 0 else {
                 let code = read < 0 ? errno : 0
                 throw OutboxDamage(read < 0 ? String(cString: strerror(code)) : "it was cut short while being read",
-                                   unavailable: ProtectedData.isUnavailable(code))
+                                   unavailable: ProtectedData.isUnavailable(code, path: path))
             }
             offset += read
         }

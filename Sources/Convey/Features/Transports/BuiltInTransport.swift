@@ -32,7 +32,7 @@ import Foundation
         switch self {
         case .urlSession: true
         case .curl:
-            #if canImport(CConveyCurlShim)
+            #if os(Linux) && canImport(CConveyCurlShim)
             true
             #else
             false
@@ -43,7 +43,7 @@ import Foundation
     /// Makes the transport for a server's configuration: a new one, with its own connections,
     /// and the configuration's `tls`, `proxy` and `httpVersion`.
     public func make(for configuration: ServerConfiguration) -> any ConveyTransport {
-        #if canImport(CConveyCurlShim)
+        #if os(Linux) && canImport(CConveyCurlShim)
         if self == .curl {
             return CurlTransport(configuration: CurlTransport.Configuration(
                 tls: configuration.tls, proxy: configuration.proxy, httpVersion: configuration.httpVersion))

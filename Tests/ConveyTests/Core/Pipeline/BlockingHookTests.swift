@@ -48,7 +48,7 @@ struct BlockingHookTests {
     }
 }
 
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 /// Where app code runs: never on the curl event loop's thread, whatever the hook.
 @Suite("App code and the event loop", .wire)
 @ConveyActor

@@ -77,7 +77,7 @@ struct SentHeadWireTests {
         #expect(response.metrics.sentHead == nil)
     }
 
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     @Test func curlReportsTheLastHeadOfAHandleReusedWithAndWithoutTheFlag() async throws {
         // One transport, so the handles are reused: capturing on, off, and on again.
         let transport = CurlTransport()

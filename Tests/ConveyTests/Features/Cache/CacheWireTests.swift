@@ -234,7 +234,7 @@ struct CacheWireTests {
         #expect(second.cacheStatus == .network)
     }
 
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     /// On curl, which passes codings it does not decode through; FoundationNetworking's URLSession
     /// refuses such a response outright (the transport's concern, not the cache's).
     @Test func rfc9111_3_anUnknownContentCodingFromHttpbinIsStoredAndReplayedAsReceived() async throws {

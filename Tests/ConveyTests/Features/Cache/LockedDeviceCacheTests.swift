@@ -31,7 +31,7 @@ struct LockedDeviceCacheTests {
             let before = try snapshot(folder)
             #expect(before.count == 2)
 
-            let lock = FileAccessFaults.inject(code, under: folder.path(percentEncoded: false))
+            let lock = FileAccessFaults.lockDevice(failing: code, under: folder.path(percentEncoded: false))
             let cache = try DataCache(folder: folder, memoryCostLimit: 0)
             #expect(await cache.response(for: url) == nil)
             #expect(await cache.response(for: url) == nil)
@@ -48,7 +48,7 @@ struct LockedDeviceCacheTests {
     @Test func thePartitionKeyIsReadOnceAvailableAndAStandInNamesPartitionsMeanwhile() async throws {
         try await withTemporaryFolder { folder in
             let stored = try #require(try CachePartitionKey.stored(in: folder))
-            let lock = FileAccessFaults.inject(EPERM, under: folder.path(percentEncoded: false))
+            let lock = FileAccessFaults.lockDevice(failing: EPERM, under: folder.path(percentEncoded: false))
             let keys = try PartitionKeys(folder: folder)
             #expect(!keys.isLoaded)
             let standIn = keys.current
@@ -63,7 +63,7 @@ struct LockedDeviceCacheTests {
 
     @Test func aCacheOpenedLockedBeforeItHasAKeyCreatesItOnceUnlocked() async throws {
         try await withTemporaryFolder { folder in
-            let lock = FileAccessFaults.inject(EACCES, under: folder.path(percentEncoded: false))
+            let lock = FileAccessFaults.lockDevice(failing: EACCES, under: folder.path(percentEncoded: false))
             let cache = try DataCache(folder: folder)
             #expect(!FileManager.default.fileExists(atPath: folder.appending(path: CachePartitionKey.fileName).path(percentEncoded: false)))
             let request = OutgoingRequest(url: url, fields: ["Authorization": "Bearer alice"])
@@ -73,6 +73,21 @@ struct LockedDeviceCacheTests {
             #expect(partition != lockedPartition)
             #expect(try CachePartitionKey.stored(in: folder) == cache.partitionKey)
             #expect(cache.partition(of: request, credentials: .standard) == partition)
+        }
+    }
+
+    @Test func aPermissionErrorWhereTheSystemHasNoDataProtectionIsReportedNotAMiss() async throws {
+        try await withTemporaryFolder { folder in
+            await (try DataCache(folder: folder)).store(body, for: url, headers: ["Cache-Control": "max-age=600"])
+            #expect(ProtectedData.systemAvailability == .absent)
+            let denied = FileAccessFaults.inject(EPERM, under: folder.path(percentEncoded: false))
+            defer { denied.remove() }
+            #expect {
+                try DataCache(folder: folder)
+            } throws: { error in
+                guard case ConveyError.cacheFolderUnavailable(_, let reason) = error else { return false }
+                return reason.contains(CachePartitionKey.fileName) && reason.contains("Operation not permitted")
+            }
         }
     }
 

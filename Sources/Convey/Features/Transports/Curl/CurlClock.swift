@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 internal import CCurl
 
 /// The header lines a handle hands libcurl (`CURLOPT_HTTPHEADER`), kept from one transfer to the

@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 /// How many transfers run at once to one origin, on which of the transport's event loops, and
 /// which wait for a turn, first come first served.
 ///

@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 import Foundation
 
 /// A value behind a pthread mutex (`NSLock`), for what senders' threads and an event loop share:

@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 internal import CConveyCurlShim
 
 /// State that only an event loop's thread touches, as NIO's `NIOLoopBoundBox`: every access

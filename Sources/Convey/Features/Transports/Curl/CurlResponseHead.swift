@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 import Foundation
 
 /// Builds a response head from the header lines curl delivers one at a time, in time linear in

@@ -16,3 +16,14 @@ struct ChallengeAnswers: @unchecked Sendable {  // guarded by: nothing to guard:
     var proxy: URLCredential?
     #endif
 }
+
+extension ChallengeAnswers {
+    /// The certificates a client presents after its own: the chain a PKCS#12 bundle holds, in its
+    /// order, less the identity's own certificate (`leaf`, by DER; the chain's first when it is
+    /// not known), which `URLCredential` takes from the identity. Without them a server that
+    /// trusts only the root cannot link a certificate issued by an intermediate to it.
+    static func chainLessLeaf<Certificate>(_ chain: [Certificate], leaf: Data?, der: (Certificate) -> Data) -> [Certificate] {
+        guard let leaf else { return Array(chain.dropFirst()) }
+        return chain.filter { der($0) != leaf }
+    }
+}

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 internal import CCurl
 #endif
 
@@ -96,7 +96,7 @@ struct URLSessionSentHead: Sendable {
         #endif
     }
 
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     /// The process's libcurl, which FoundationNetworking drives: its version and features.
     private static var libcurl: (version: UInt32, features: Int32)? {
         guard let info = curl_version_info(CURLVERSION_FIRST) else { return nil }

@@ -283,7 +283,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         var timedOut = false
         /// Why the sink stopped the transfer.
         var sinkFailure: (any Error)?
-        /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it.
+        /// The 401/407 a credential-less challenge answered, kept because cancelling the challenge loses it (Linux).
         var challengeResponse: HTTPURLResponse?
         /// Why Convey refused the server's certificate chain (Apple platforms), which URLSession reports as a cancellation.
         var trustFailure: URLError?
@@ -568,11 +568,16 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
                 return
             }
         }
-        #endif
-        // Convey sends credentials as headers and never answers challenges. Default handling of a
-        // credential-less challenge hangs on Linux, so cancel it and report the status it carried.
+        // Convey sends credentials as headers and never answers a 401's or another 407's
+        // challenge: rejecting its protection space lets URLSession go on without a credential,
+        // and the response, body included, reaches the task as any other does.
+        completionHandler(.rejectProtectionSpace, nil)
+        #else
+        // Default handling of a credential-less challenge hangs on Linux, so cancel it and report
+        // the status it carried; its body is lost with it.
         update(task) { $0.challengeResponse = challenge.failureResponse as? HTTPURLResponse }
         completionHandler(.cancelAuthenticationChallenge, nil)
+        #endif
     }
 
     #if canImport(Darwin)

@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 import CConveyCurlShim
 import Foundation
 import Testing

@@ -11,7 +11,7 @@ import Testing
 struct ProxyWireTests {
     private func user() -> String { "user-\(UUID().uuidString)" }
 
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     private func transport(_ proxy: ProxyConfiguration, tls: TLSConfiguration = TLSConfiguration()) -> CurlTransport {
         CurlTransport(configuration: .init(tls: tls, proxy: proxy))
     }

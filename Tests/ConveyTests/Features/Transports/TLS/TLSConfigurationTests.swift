@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import Testing
 @_spi(Transport) @_spi(Tools) @testable import Convey
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 import CCurl
 #endif
 
@@ -62,7 +62,7 @@ struct TLSConfigurationTests {
         #expect(certificate.description == "pkcs12 certificate /keys/client.p12, with a passphrase")
     }
 
-    #if canImport(CConveyCurlShim)
+    #if os(Linux) && canImport(CConveyCurlShim)
     @Test func trustOnlyClearsTheSystemsDirectoryAndAddedKeepsIt() {
         let file = URL(filePath: "/ca/private.pem")
         let only = CurlConnectionOptions.settings(tls: TLSConfiguration(trustRoots: .only(certificatesFile: file)), proxy: .environment)

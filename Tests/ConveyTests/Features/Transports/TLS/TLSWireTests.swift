@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
