@@ -134,8 +134,8 @@ struct WebSocketNegotiation: Sendable, Hashable {
     var deflate: PerMessageDeflateParameters?
 }
 
-/// Why the opening handshake failed although the server answered 101, or why it could not be
-/// offered.
+/// Why the opening handshake failed although the server answered 101, why it could not be
+/// offered, or why the answer could not be read from a raw connection.
 enum WebSocketHandshakeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A subprotocol to offer is not an HTTP token, or is offered twice.
     case invalidSubprotocolOffer(String, reason: String)
@@ -160,6 +160,10 @@ enum WebSocketHandshakeError: Error, Sendable, Hashable, CustomStringConvertible
     case malformedExtensionsField(String)
     /// The server's parameters for an offered extension break its rules (RFC 7692 §7.1).
     case invalidExtensionParameter(extension: String, parameter: String, reason: String)
+    /// The answer read from a raw connection is not an HTTP/1.1 head: `reason` quotes the bad line.
+    case malformedResponseHead(String)
+    /// The answer's head grew past `limit` bytes before its blank line.
+    case responseHeadTooLarge(limit: Int)
 
     /// What was wrong, in a sentence.
     var description: String {
@@ -187,6 +191,10 @@ enum WebSocketHandshakeError: Error, Sendable, Hashable, CustomStringConvertible
             "the server's Sec-WebSocket-Extensions is malformed: \(value)"
         case .invalidExtensionParameter(let name, let parameter, let reason):
             "the server's \(name) parameter \(parameter) is refused: \(reason)"
+        case .malformedResponseHead(let reason):
+            "the server's answer is not an HTTP/1.1 head: \(reason)"
+        case .responseHeadTooLarge(let limit):
+            "the server's answer has a head larger than \(limit) bytes"
         }
     }
 }
