@@ -12,12 +12,12 @@ killed. scripts/with-test-servers starts it and exports CONVEY_WS_RAW_URL.
 A connection's opening request names its script: ws://HOST:PORT/SCRIPT[?id=ID&...]. The answer
 is a 101 with the right Sec-WebSocket-Accept (and permessage-deflate, with no parameters, for the
 deflate-* scripts, which need the client to offer it: 400 otherwise); then the script runs. Unless
-a script says otherwise, the server then waits up to 10 s for the client's close frame, answers
+a script says otherwise, the server then waits up to 60 s for the client's close frame, answers
 it if it sent none itself, and closes the connection. Pings are answered with pongs, and a
 client frame that is not masked is answered with a close 1002 (RFC 6455 §5.1).
 
 With an id, what the client did is kept: GET /result/ID (plain HTTP) waits until that
-connection has ended (at most 15 s) and answers JSON:
+connection has ended (at most 90 s) and answers JSON:
   {"script": name, "masked": whether every client frame was masked, "unmasked_frames": count,
    "frames": [[opcode, payload length], ...] (the first 1000), "close": {"code": code or null,
    "reason": text} of the client's close frame or null, "pongs": [payload as hex, ...],
@@ -54,7 +54,7 @@ And the rest:
   vanish-mid-frame            a binary frame's header (100 bytes announced) and 10 of its bytes, then
                               the connection ends (FIN) without a close frame
   no-pong                     never answers pings and sends nothing; waits up to 60 s for the client to leave
-  ping[?payload=P]            pings the client with P (default "hello"), waits up to 5 s for the pong
+  ping[?payload=P]            pings the client with P (default "hello"), waits up to 60 s for the pong
                               (in the result), then close 1000
 """
 
@@ -72,6 +72,11 @@ import zlib
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 HEAD_LIMIT = 64 * 1024
+# Seconds a script waits for the client's close, and /result/ID for a connection to end: long,
+# since a client that passes returns at once, and a debug build on a loaded machine may take
+# many seconds to read what a fast script sent.
+CLIENT_WAIT = 60
+RESULT_WAIT = 90
 CLIENT_FRAME_LIMIT = 64 << 20
 RESULTS = {}
 RESULTS_DONE = {}
@@ -231,20 +236,20 @@ class Connection:
             if script.startswith("close"):
                 self.sent_close = True
             self.send(simple[script])
-            return 10
+            return CLIENT_WAIT
         if script == "echo":
             return 60
         if script.startswith("close/"):
             reason = query.get("reason", [""])[0].encode()
             self.send_close(close_payload(int(script[len("close/"):]), reason))
-            return 10
+            return CLIENT_WAIT
         if script.startswith("big/"):
             self.send(frame(0x2, bytes(int(script[len("big/"):]))))
             self.send_close(close_payload(1000))
-            return 10
+            return CLIENT_WAIT
         if script == "deflate-bomb":
             self.send(frame(0x2, bomb(int(query.get("mib", ["64"])[0])), rsv=0x40))
-            return 10
+            return CLIENT_WAIT
         if script == "utf8-split":
             text = "κόσμε".encode()
             self.send(frame(0x1, text[:3], fin=False) + frame(0x0, text[3:7], fin=False) + frame(0x0, text[7:]))
@@ -273,11 +278,11 @@ class Connection:
             return 60
         elif script == "ping":
             self.send(frame(0x9, query.get("payload", ["hello"])[0].encode()))
-            deadline = time.monotonic() + 5
+            deadline = time.monotonic() + CLIENT_WAIT
             while not self.record["pongs"] and not self.ended.is_set() and time.monotonic() < deadline:
                 time.sleep(0.01)
         self.send_close(close_payload(1000))
-        return 10
+        return CLIENT_WAIT
 
 
 def read_head(sock):
@@ -319,7 +324,7 @@ def serve_connection(sock):
                 http_answer(sock, "200 OK", "ok\n")
             elif path.startswith("/result/"):
                 key = path[len("/result/"):]
-                deadline = time.monotonic() + 15
+                deadline = time.monotonic() + RESULT_WAIT
                 while key not in RESULTS_DONE and time.monotonic() < deadline:
                     time.sleep(0.01)
                 done = RESULTS_DONE.get(key)
