@@ -51,6 +51,10 @@ CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char *
     return curl_easy_getinfo(easy, info, value);
 }
 
+CURLcode convey_curl_easy_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
 typedef const char *(*convey_ssl_get_version)(const void *ssl);
 static convey_ssl_get_version convey_ssl_get_version_function;
 static pthread_once_t convey_ssl_get_version_once = PTHREAD_ONCE_INIT;

@@ -53,6 +53,7 @@ typedef enum {
     CURLE_SEND_FAIL_REWIND = 65,
     CURLE_SSL_CACERT_BADFILE = 77,
     CURLE_SSL_SHUTDOWN_FAILED = 80,
+    CURLE_AGAIN = 81,
     CURLE_SSL_CRL_BADFILE = 82,
     CURLE_SSL_ISSUER_ERROR = 83,
     CURLE_SSL_PINNEDPUBKEYNOTMATCH = 90,
@@ -97,6 +98,9 @@ typedef enum {
     CURLOPT_REDIR_PROTOCOLS = 182,
     CURLOPT_PROTOCOLS_STR = 10318,
     CURLOPT_REDIR_PROTOCOLS_STR = 10319,
+    // A connection alone, for bytes of the caller's own (curl_easy_send, curl_easy_recv): WebSockets.
+    CURLOPT_CONNECT_ONLY = 141,
+    CURLOPT_FRESH_CONNECT = 74,
     // TLS: trust, pinning, versions, client certificates.
     CURLOPT_SSLCERT = 10025,
     CURLOPT_KEYPASSWD = 10026,
@@ -143,6 +147,7 @@ typedef enum {
     CURLINFO_NUM_CONNECTS = 0x200000 + 26,
     CURLINFO_HTTP_VERSION = 0x200000 + 46,
     CURLINFO_TLS_SSL_PTR = 0x400000 + 45,
+    CURLINFO_ACTIVESOCKET = 0x500000 + 44,
     CURLINFO_SIZE_UPLOAD_T = 0x600000 + 7,
     CURLINFO_SIZE_DOWNLOAD_T = 0x600000 + 8,
     CURLINFO_CONTENT_LENGTH_DOWNLOAD_T = 0x600000 + 15,
@@ -234,6 +239,9 @@ CURLcode curl_easy_setopt(CURL *easy, CURLoption option, ...);
 CURLcode curl_easy_getinfo(CURL *easy, CURLINFO info, ...);
 CURLcode curl_easy_pause(CURL *easy, int bitmask);
 const char *curl_easy_strerror(CURLcode code);
+// On a CURLOPT_CONNECT_ONLY handle once connected: non-blocking, CURLE_AGAIN when the socket is not ready.
+CURLcode curl_easy_send(CURL *easy, const void *buffer, size_t length, size_t *sent);
+CURLcode curl_easy_recv(CURL *easy, void *buffer, size_t length, size_t *received);
 struct curl_slist *curl_slist_append(struct curl_slist *list, const char *string);
 void curl_slist_free_all(struct curl_slist *list);
 
@@ -267,6 +275,10 @@ struct curl_waitfd {
     short events;
     short revents;
 };
+
+// What a curl_waitfd waits for and what happened: poll(2)'s events under curl's own numbers.
+#define CURL_WAIT_POLLIN 0x0001
+#define CURL_WAIT_POLLOUT 0x0004
 
 CURLM *curl_multi_init(void);
 CURLMcode curl_multi_cleanup(CURLM *multi);

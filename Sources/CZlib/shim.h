@@ -1,4 +1,5 @@
-// The few zlib functions Convey uses to gzip request bodies and decode response bodies, declared here so that building
+// The few zlib functions Convey uses to gzip request bodies, decode response bodies and compress
+// WebSocket messages (permessage-deflate), declared here so that building
 // needs only zlib's runtime library (every Linux system with Swift and every Apple SDK has it),
 // not its development headers. The layout of `convey_z_stream` is zlib's `z_stream`, fixed by
 // zlib's ABI; `deflateInit2_` checks its size and fails cleanly on a mismatch.
@@ -25,6 +26,7 @@ typedef struct convey_z_stream {
 int deflateInit2_(convey_z_stream *stream, int level, int method, int windowBits, int memLevel,
                   int strategy, const char *version, int streamSize);
 int deflate(convey_z_stream *stream, int flush);
+int deflateReset(convey_z_stream *stream);
 int deflateEnd(convey_z_stream *stream);
 
 int inflateInit2_(convey_z_stream *stream, int windowBits, const char *version, int streamSize);

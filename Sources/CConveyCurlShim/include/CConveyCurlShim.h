@@ -32,6 +32,8 @@ CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 /// A string curl owns (NULL when it has none), valid until the handle changes or is cleaned up.
 CURLcode convey_curl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value);
+/// A socket (CURLINFO_ACTIVESOCKET), which curl writes as a `curl_socket_t`, not a `long`.
+CURLcode convey_curl_easy_getinfo_socket(CURL *easy, CURLINFO info, curl_socket_t *value);
 
 /// The TLS version of the handle's connection as the TLS library names it ("TLSv1.3"), or NULL
 /// without a TLS connection or with a TLS library other than OpenSSL. Call it during the transfer

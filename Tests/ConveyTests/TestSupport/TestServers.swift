@@ -10,6 +10,12 @@ enum TestServers {
     static let faultURL = ProcessInfo.processInfo.environment["CONVEY_FAULT_URL"].flatMap(URL.init(string:))
     /// scripts/event-server.py: text/event-stream routes (see its header for them).
     static let eventsURL = ProcessInfo.processInfo.environment["CONVEY_EVENTS_URL"].flatMap(URL.init(string:))
+    /// scripts/ws-echo-server.py, on the websockets package: ws:// (routes in its header).
+    static let webSocketURL = ProcessInfo.processInfo.environment["CONVEY_WS_URL"].flatMap(URL.init(string:))
+    /// The same server over TLS (wss://), its certificate signed by the test CA in CONVEY_TLS_DIR.
+    static let secureWebSocketURL = ProcessInfo.processInfo.environment["CONVEY_WSS_URL"].flatMap(URL.init(string:))
+    /// scripts/ws-raw-server.py: scripted frames, and what the client did at /result/ID.
+    static let rawWebSocketURL = ProcessInfo.processInfo.environment["CONVEY_WS_RAW_URL"].flatMap(URL.init(string:))
 
     /// Wire tests run when the servers are up; `scripts/test` sets CONVEY_REQUIRE_SERVERS so
     /// that a missing server fails the run instead of skipping tests.

@@ -16,6 +16,10 @@ import Synchronization
 /// (`curl_multi_perform`), hands finished transfers back to their senders, and ends transfers
 /// past their idle timeout; then it sleeps until a socket, a timer or a new command needs it.
 ///
+/// Raw connections (`CurlRawConnection`, WebSockets) use the same loop: curl connects them as it
+/// connects transfers, then the loop polls their sockets beside curl's and moves their bytes
+/// when they are ready.
+///
 /// It is no task executor on purpose: a task preferring it would run `@ConveyActor`'s queued
 /// jobs (app hooks among them) on this thread whenever that task held the actor.
 ///
@@ -38,6 +42,8 @@ final class CurlEventLoop: Sendable {
         /// Ends the loop once no transfer is left; `owner` is released only after the multi handle
         /// and its connections are gone (they use its share handle).
         case stop(owner: any AnyObject & Sendable)
+        /// Work of a raw connection (`CurlRawConnection`), run on the loop's thread between curl calls.
+        case raw(@Sendable () -> Void)
     }
 
     /// What other threads and the loop share.
@@ -64,6 +70,13 @@ final class CurlEventLoop: Sendable {
         /// The senders of the transfers this round ended, resumed together once the loop holds
         /// none of those transfers any more (`handBack`); kept from round to round for its room.
         var handingBack: [CheckedContinuation<Void, Never>] = []
+        /// Raw connections whose handle is in the multi handle, by `CURL *`: curl's "done" for
+        /// one of them is the end of its connect, not of a transfer.
+        var rawConnections: [UnsafeMutableRawPointer: CurlRawSocket] = [:]
+        /// The sockets raw connections wait on, with what they wait for, handed to `curl_multi_poll`.
+        var watchedSockets: [curl_waitfd] = []
+        /// Who hears that a watched socket is ready.
+        var socketWatchers: [curl_socket_t: CurlRawSocket] = [:]
     }
 
     /// The `CURLM *`; `nil` when libcurl could not make one (then no transfer starts:
@@ -190,15 +203,22 @@ final class CurlEventLoop: Sendable {
                 handBack()
             }
 
-            if state.value.startedSincePerform { continue }
-            if state.value.stopOwner != nil, state.value.active.isEmpty { break }
+            if state.value.startedSincePerform {
+                pollWatchedSockets(timeoutMilliseconds: 0)
+                continue
+            }
+            if state.value.stopOwner != nil, state.value.active.isEmpty, state.value.rawConnections.isEmpty { break }
             let goesToSleep = shared.withLock { shared in
                 shared.sleeping = shared.inbox.isEmpty
                 return shared.sleeping
             }
-            guard goesToSleep else { continue }
-            if let multi {
-                curl_multi_poll(multi, nil, 0, pollTimeoutMilliseconds(), nil)
+            // A busy loop still looks at raw connections' sockets each round, without waiting.
+            guard goesToSleep else {
+                pollWatchedSockets(timeoutMilliseconds: 0)
+                continue
+            }
+            if multi != nil {
+                pollWatchedSockets(timeoutMilliseconds: pollTimeoutMilliseconds())
             } else {
                 wakeWithoutCurl.wait()
             }
@@ -238,6 +258,8 @@ final class CurlEventLoop: Sendable {
             report(state.value.active.values.count { $0.pool === pool })
         case .stop(let owner):
             state.value.stopOwner = owner
+        case .raw(let work):
+            work()
         }
     }
 
@@ -281,9 +303,12 @@ final class CurlEventLoop: Sendable {
     private func finishCompletedTransfers(_ multi: UnsafeMutableRawPointer) {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                  let transfer = state.value.active[easy] else { continue }
-            end(transfer, result: convey_curl_message_result(message))
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            if let transfer = state.value.active[easy] {
+                end(transfer, result: convey_curl_message_result(message))
+            } else if let raw = state.value.rawConnections[easy] {
+                raw.connectFinished(convey_curl_message_result(message))
+            }
         }
     }
 
@@ -349,6 +374,67 @@ final class CurlEventLoop: Sendable {
         let now = CurlClock.now
         guard nextTimeoutCheck > now else { return 0 }
         return Int32(min((nextTimeoutCheck - now) / 1_000_000 + 1, 60_000))
+    }
+}
+
+extension CurlEventLoop {
+    // MARK: Raw connections (CurlRawConnection)
+
+    /// Runs `work` on the loop's thread, between curl calls: at once when called there, else next round.
+    func runOnLoop(_ work: @escaping @Sendable () -> Void) {
+        submit(.raw(work))
+    }
+
+    /// Puts a raw connection's handle in the multi handle, so that curl connects it; on the loop's
+    /// thread. Returns why curl refused, or `nil`.
+    func addRawConnection(_ socket: CurlRawSocket, easy: UnsafeMutableRawPointer) -> String? {
+        guard let multi else { return "libcurl has no multi handle" }
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else { return String(cString: curl_multi_strerror(added)) }
+        state.value.rawConnections[easy] = socket
+        state.value.startedSincePerform = true
+        return nil
+    }
+
+    /// Takes a raw connection's handle out of the multi handle, which closes its connection
+    /// (libcurl closes a connect-only connection whose handle leaves), and stops watching its socket.
+    func removeRawConnection(easy: UnsafeMutableRawPointer, socket: curl_socket_t) {
+        watch(socket, events: 0, for: nil)
+        guard state.value.rawConnections.removeValue(forKey: easy) != nil, let multi else { return }
+        curl_multi_remove_handle(multi, easy)
+    }
+
+    /// Waits for `events` (`CURL_WAIT_POLLIN`, `CURL_WAIT_POLLOUT`) on `socket` for `watcher`, which
+    /// hears of them through `socketReady`; 0 stops watching. On the loop's thread.
+    func watch(_ socket: curl_socket_t, events: Int16, for watcher: CurlRawSocket?) {
+        guard socket >= 0 else { return }
+        let index = state.value.watchedSockets.firstIndex { $0.fd == socket }
+        if events == 0 || watcher == nil {
+            if let index { state.value.watchedSockets.remove(at: index) }
+            state.value.socketWatchers[socket] = nil
+            return
+        }
+        if let index {
+            state.value.watchedSockets[index].events = events
+        } else {
+            state.value.watchedSockets.append(curl_waitfd(fd: socket, events: events, revents: 0))
+        }
+        state.value.socketWatchers[socket] = watcher
+    }
+
+    /// Sleeps in `curl_multi_poll` (curl's sockets and timers, raw connections' sockets, a
+    /// wakeup) for at most `timeoutMilliseconds`, then tells each raw connection whose socket is ready.
+    private func pollWatchedSockets(timeoutMilliseconds: Int32) {
+        guard let multi else { return }
+        var sockets = state.value.watchedSockets
+        guard !sockets.isEmpty else {
+            if timeoutMilliseconds > 0 { curl_multi_poll(multi, nil, 0, timeoutMilliseconds, nil) }
+            return
+        }
+        curl_multi_poll(multi, &sockets, UInt32(sockets.count), timeoutMilliseconds, nil)
+        for socket in sockets where socket.revents != 0 {
+            state.value.socketWatchers[socket.fd]?.socketReady(socket.revents)
+        }
     }
 }
 
