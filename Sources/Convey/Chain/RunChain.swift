@@ -41,7 +41,7 @@ enum RunChain: ChainMaking {
         // background-task assertion.
         var observers = configuration.observers
         if let echo = EchoObserver(task: task, plan: plan, start: start) { observers.append(echo) }
-        if configuration.finishesRunsInBackground { observers.append(BackgroundRunObserver(assertion: .shared)) }
+        if configuration.finishesRunsInBackground { observers.append(BackgroundRunObserver(assertion: configuration.backgroundRunAssertion)) }
         return Chain(steps: steps, observers: observers)
     }
 }
