@@ -9,10 +9,11 @@ import Testing
 struct OTLPMetricsExportTests {
     private func key() -> String { "m-" + UUID().uuidString.prefix(12).lowercased() }
 
-    /// An exporter whose retry waits are recorded and return at once, sending metrics only when flushed unless `interval` says.
+    /// An exporter whose retry waits are recorded and return at once, sending metrics only when flushed unless `interval` says;
+    /// flushes wait for the retries however long a loaded machine takes, unless `exportTimeout` says.
     private func exporter(_ collector: URL, timeout: Duration = .seconds(10), interval: Duration = .seconds(3600),
                           temporality: OTLPExporter.Temporality = .cumulative, cardinalityLimit: Int = 2000,
-                          exportTimeout: Duration = .seconds(30), waits: RecordedWaits = RecordedWaits(limit: 1000)) -> OTLPExporter {
+                          exportTimeout: Duration = .seconds(3600), waits: RecordedWaits = RecordedWaits(limit: 1000)) -> OTLPExporter {
         OTLPExporter(collector: collector, headers: [], serviceName: "convey-tests",
                      maximumQueueSize: 64, maximumBatchSize: 64, batchInterval: .seconds(3600), timeout: timeout, exportTimeout: exportTimeout,
                      metricsInterval: interval, temporality: temporality, cardinalityLimit: cardinalityLimit, retryWait: waits.sleep)

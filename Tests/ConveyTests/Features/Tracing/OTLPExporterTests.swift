@@ -10,11 +10,12 @@ import Testing
 struct OTLPExporterTests {
     private func key() -> String { "x-" + UUID().uuidString.prefix(12).lowercased() }
 
-    /// An exporter whose retry waits are recorded and return at once.
+    /// An exporter whose retry waits are recorded and return at once, and whose flushes wait for
+    /// the retries however long a loaded machine takes (the bound has tests of its own).
     private func exporter(_ collector: URL, queue: Int = 2048, batch: Int = 512, interval: Duration = .seconds(3600),
                           timeout: Duration = .seconds(10), waits: RecordedWaits = RecordedWaits(limit: 1000)) -> OTLPExporter {
         OTLPExporter(collector: collector, headers: [], serviceName: "convey-tests", maximumQueueSize: queue, maximumBatchSize: batch,
-                     batchInterval: interval, timeout: timeout, retryWait: waits.sleep)
+                     batchInterval: interval, timeout: timeout, exportTimeout: .seconds(3600), retryWait: waits.sleep)
     }
 
     @Test("Every batch parses as an ExportTraceServiceRequest, with the ids of the spans the server saw")
