@@ -15,6 +15,7 @@ enum Harness {
         let list = entries.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count) + $0.1 }
         return """
             Usage: convey-harness COMMAND [options]
+                   convey-harness URL... [options]      (a GET of each URL, as curl)
 
             Runs Convey tasks by hand and shows what went on the wire.
 
@@ -36,9 +37,14 @@ enum Harness {
         guard let commandIndex = commandIndex(in: arguments) else {
             return topLevel(arguments, console: console)
         }
-        let name = arguments[commandIndex]
+        var name = arguments[commandIndex]
         var rest = arguments
-        rest.remove(at: commandIndex)
+        if Self.isURL(name) {
+            // `convey-harness https://…` as a curl user types it: a GET of that URL.
+            name = "get"
+        } else {
+            rest.remove(at: commandIndex)
+        }
         if name == "help" {
             return help(for: rest.filter { !$0.hasPrefix("-") }, console: console)
         }
@@ -56,6 +62,12 @@ enum Harness {
         } catch {
             return console.report(error)
         }
+    }
+
+    /// Whether `argument` is an http(s) URL rather than a command's name.
+    private static func isURL(_ argument: String) -> Bool {
+        let lowered = argument.lowercased()
+        return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
     }
 
     /// The index of the first argument that is neither an option nor the value of one: options

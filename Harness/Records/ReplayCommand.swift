@@ -58,9 +58,13 @@ enum ReplayCommand {
         if !output.json, !output.silent {
             console.err(console.styledError("Replaying record \(replay.number): \(replay.record.method) \(replay.record.url ?? "")", .dim))
         }
-        return await RequestRunner.run(target: target, sending: sending, method: replay.method, output: output, settings: settings) { context in
+        let telemetry = sending.telemetry.session()
+        let exitCode = await RequestRunner.run(target: target, sending: sending, method: replay.method, output: output, settings: settings,
+                                               telemetry: telemetry) { context in
             let request = context.request(method: replay.method, path: replay.path, query: [], headers: replay.headers, sending: sending)
             return RawManualTask(request: request, body: replay.body)
         }
+        await telemetry?.finish(console: console, silent: output.silent)
+        return exitCode
     }
 }

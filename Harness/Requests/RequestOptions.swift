@@ -16,15 +16,23 @@ struct RequestOptions: Sendable {
     let body: BodyOptions
     let sending: SendingOptions
 
-    /// Reads the request options of `command` (`get`, `post`, …); `path` is the positional argument.
-    init(_ arguments: ParsedArguments, method commandMethod: HTTPMethod, command: String,
-         environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
-        guard let given = arguments.positionals.first else {
+    /// The request options of `command` (`get`, `post`, …), one for each PATH or URL given, in
+    /// order: curl's several URLs in one invocation, each sent with the same options. The body
+    /// is read once (`-d @-` reads standard input once) and sent with each.
+    static func all(_ arguments: ParsedArguments, method: HTTPMethod, command: String,
+                    environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) -> [RequestOptions] {
+        guard !arguments.positionals.isEmpty else {
             throw UsageError(message: "\(command) needs a PATH (such as /get) or a full URL", command: command)
         }
-        guard arguments.positionals.count == 1 else {
-            throw UsageError(message: "unexpected argument '\(arguments.positionals[1])': \(command) takes one PATH", command: command)
+        let body = try BodyOptions(arguments, command: command)
+        return try arguments.positionals.map { given throws(UsageError) in
+            try RequestOptions(arguments, path: given, body: body, method: method, command: command, environment: environment)
         }
+    }
+
+    /// Reads the request options of `command` (`get`, `post`, …) for the PATH or URL `given`, with `body`.
+    init(_ arguments: ParsedArguments, path given: String, body: BodyOptions, method commandMethod: HTTPMethod, command: String,
+         environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
         let lowered = given.lowercased()
         if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
             guard let absolute = Self.absoluteURL(given) else {
@@ -48,7 +56,7 @@ struct RequestOptions: Sendable {
             method = commandMethod
         }
         query = try Self.pairs(arguments.all(.urlQuery), option: "--url-query", command: command).map { URLQueryItem(name: $0.name, value: $0.value) }
-        body = try BodyOptions(arguments, command: command)
+        self.body = body
         if !body.isEmpty, method.forbidsBody {
             throw UsageError(message: "\(method) requests cannot carry a body: use post, put or patch", command: command)
         }
@@ -75,9 +83,9 @@ struct RequestOptions: Sendable {
         return (Remote(name: "remote", url: originURL), path)
     }
 
-    /// A positive, finite number of seconds, at most a day.
-    static func seconds(_ text: String, option: String, command: String) throws(UsageError) -> Duration {
-        guard let value = Double(text), value.isFinite, value > 0, value <= 86_400 else {
+    /// A positive (or with `allowingZero`, non-negative) finite number of seconds, at most a day.
+    static func seconds(_ text: String, option: String, command: String, allowingZero: Bool = false) throws(UsageError) -> Duration {
+        guard let value = Double(text), value.isFinite, value > 0 || (allowingZero && value == 0), value <= 86_400 else {
             throw UsageError(message: "\(option): '\(text)' is not a number of seconds between 0 and 86400", command: command)
         }
         return .milliseconds(Int64((value * 1000).rounded(.up)))

@@ -27,8 +27,10 @@ struct RunContext: Sendable {
 /// Sends one manual task and prints its result: shared by the method commands and `replay`.
 @ConveyActor
 enum RequestRunner {
-    /// Builds a server for `target`, makes the task with `makeTask`, sends it, prints the result.
+    /// Builds a server for `target`, makes the task with `makeTask`, sends it, prints the result;
+    /// its spans and measurements go to `telemetry`, which the invocation's runs share.
     static func run(target: RemoteTarget, sending: SendingOptions, method: HTTPMethod, output: OutputOptions, settings: HarnessSettings,
+                    telemetry: TelemetrySession?,
                     makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         let retryNotes = RetryNotes(followsEcho: sending.echo.printsToConsole) { [console, silent = output.silent] notice in
@@ -37,7 +39,7 @@ enum RequestRunner {
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: retryNotes.echoSink(writing: standardErrorEcho))
         configuration.recorder = settings.recorderForRequests()
         sending.apply(to: &configuration)
-        let tracing = sending.tracing.apply(to: &configuration)
+        telemetry?.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: output.writeOut?.countsRedirects == true)
         let warnings = (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings
         if !output.silent {
@@ -65,7 +67,7 @@ enum RequestRunner {
         var destination = BodyDestination.shown
         var resumeComplete = false
         do {
-            let sent = try await sending.tracing.scope { try await sending.har.scope { try await send(task, plan: plan, output: output) } }
+            let sent = try await sending.telemetry.scope { try await sending.har.scope { try await send(task, plan: plan, output: output) } }
             response = sent.response
             destination = sent.destination
             failure = sent.failure
@@ -99,7 +101,7 @@ enum RequestRunner {
                                resumeComplete: resumeComplete)
         let printer = ResultPrinter(console: console, options: output, redaction: configuration.redaction, destination: destination)
         let exitCode = printer.present(report, exchanges: server.hops?.exchanges)
-        await tracing?.finish(console: console, silent: output.silent)
+        telemetry?.finishRun(console: console)
         return exitCode
     }
 

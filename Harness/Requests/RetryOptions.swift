@@ -14,7 +14,7 @@ struct RetryOptions: Sendable {
 
     /// How many retries at most.
     let count: Int
-    /// A fixed wait instead of the doubling one.
+    /// A fixed wait instead of the doubling one (zero: none).
     let delay: Duration?
     /// Whether every failure is retried, not only the transient ones.
     let retriesAllErrors: Bool
@@ -33,7 +33,8 @@ struct RetryOptions: Sendable {
         guard count > 0 else { return nil }
         self.count = count
         delay = try arguments.value(.retryDelay).map { text throws(UsageError) in
-            try RequestOptions.seconds(text, option: "--retry-delay", command: command)
+            // 0 retries at once, as curl's does.
+            try RequestOptions.seconds(text, option: "--retry-delay", command: command, allowingZero: true)
         }
         retriesAllErrors = arguments.has(.retryAllErrors)
     }
@@ -62,6 +63,6 @@ struct RetryOptions: Sendable {
 extension OptionSpec {
     static let retry = OptionSpec(["--retry"], value: "NUM", curl: .same,
                                   help: "retry a timeout or HTTP 408, 429, 500, 502, 503, 504 up to NUM times (waits 1 s, 2 s, 4 s …)")
-    static let retryDelay = OptionSpec(["--retry-delay"], value: "SECONDS", curl: .same, help: "with --retry: wait this long before each retry")
+    static let retryDelay = OptionSpec(["--retry-delay"], value: "SECONDS", curl: .same, help: "with --retry: wait this long before each retry (0: retry at once)")
     static let retryAllErrors = OptionSpec(["--retry-all-errors"], curl: .same, help: "with --retry: retry every failure, not only transient ones")
 }

@@ -7,7 +7,7 @@ import Foundation
 struct SendingOptions: Sendable {
     static let options: [OptionSpec] = [.remote, .transport] + ConnectionOptions.options + [
         .header, .user, .cookie, .userAgent, .referer, .location, .maxRedirs, .compressed, .timeout, .maxTime,
-    ] + RetryOptions.options + [.echo] + HAROptions.options + TracingOptions.options
+    ] + RetryOptions.options + [.echo] + HAROptions.options + TelemetryOptions.options
 
     let transport: BuiltInTransport
     /// TLS, proxy, HTTP version and connect timeout (`--cacert`, `-x`, `--http1.1`, …).
@@ -32,14 +32,14 @@ struct SendingOptions: Sendable {
     let warnings: [String]
     /// `--fixtures` and `--record-har`: the HAR files the request is answered from and kept in.
     let har: HAROptions
-    /// `--spans`, `--traceparent` and `--otlp`: the run traced, its spans shown or exported.
-    let tracing: TracingOptions
+    /// `--spans`, `--traceparent`, `--otlp` and `--metrics`: the runs traced and measured, their spans and metrics shown or exported.
+    let telemetry: TelemetryOptions
 
     /// Reads the options; `target` is the URL the request goes to first, when known.
     init(_ arguments: ParsedArguments, target: URL?, command: String,
          environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) {
         har = try HAROptions(arguments, command: command)
-        tracing = try TracingOptions(arguments, command: command)
+        telemetry = try TelemetryOptions(arguments, command: command)
         transport = try HarnessTransport.resolve(arguments.value(.transport), environment: environment, command: command)
         connection = try ConnectionOptions(arguments, target: target, command: command, environment: environment)
         var warnings: [String] = []
@@ -73,7 +73,7 @@ struct SendingOptions: Sendable {
         warnings += cookies.warnings
         self.headers = headers
         self.removedHeaders = removedHeaders
-        self.warnings = warnings + tracing.warnings
+        self.warnings = warnings + telemetry.warnings
         echo = try EchoChoice.style(arguments.value(.echo), command: command)
         timeout = try arguments.value(.timeout).map { text throws(UsageError) in try RequestOptions.seconds(text, option: "--timeout", command: command) }
         maxTime = try arguments.value(.maxTime).map { text throws(UsageError) in try RequestOptions.seconds(text, option: "--max-time", command: command) }

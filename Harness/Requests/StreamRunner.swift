@@ -6,14 +6,14 @@ import Foundation
 @ConveyActor
 enum StreamRunner {
     static func run(target: RemoteTarget, sending: SendingOptions, mode: StreamOptions.Mode, settings: HarnessSettings,
-                    makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
+                    telemetry: TelemetrySession?, makeTask: @ConveyActor (RunContext) throws(LocalFailure) -> any ManualTask) async -> ExitCode {
         let console = settings.console
         let retryNotes = RetryNotes(followsEcho: sending.echo.printsToConsole) { notice in
             console.err(console.styledError(notice, .yellow))
         }
         var configuration = ServerConfiguration(reportBadHTTPStatusAsError: false, echoSink: retryNotes.echoSink(writing: standardErrorEcho))
         sending.apply(to: &configuration)
-        let tracing = sending.tracing.apply(to: &configuration)
+        telemetry?.apply(to: &configuration)
         let server = HarnessServer(target: target, configuration: configuration, countsHops: false)
         for warning in (sending.connection.insecureWarning.map { [$0] } ?? []) + sending.warnings {
             console.err(console.styledError(warning, .yellow))
@@ -28,7 +28,7 @@ enum StreamRunner {
             return .localFailure
         }
         do {
-            let exitCode = try await sending.tracing.scope {
+            let exitCode = try await sending.telemetry.scope {
                 try await sending.har.scope {
                     switch mode {
                     case .lines: try await printLines(of: task, console: console, redaction: configuration.redaction)
@@ -36,10 +36,10 @@ enum StreamRunner {
                     }
                 }
             }
-            await tracing?.finish(console: console, silent: false)
+            telemetry?.finishRun(console: console)
             return exitCode
         } catch {
-            await tracing?.finish(console: console, silent: false)
+            telemetry?.finishRun(console: console)
             if case ConveyError.cancelled? = error as? ConveyError {
                 console.err(console.styledError("Interrupted", .yellow))
                 return .interrupted

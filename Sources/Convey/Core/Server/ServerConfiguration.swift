@@ -57,6 +57,10 @@ public struct ServerConfiguration: Sendable {
     /// allows, and OpenTelemetry spans to its exporter (see `TracingConfiguration`, Docs/tracing.md).
     /// Default: `nil`, off: runs carry no trace headers and make no spans.
     public var tracing: TracingConfiguration?
+    /// OpenTelemetry's HTTP client metrics: each request on the wire measured (duration, body
+    /// sizes, requests in flight, connections, cache outcomes) and handed to its exporter (see
+    /// `MetricsConfiguration`, Docs/metrics.md). Default: `nil`, off: runs measure nothing.
+    public var metrics: MetricsConfiguration?
     /// The `User-Agent` sent with every request. Default: `nil`, which sends
     /// `<app>/<version> Convey/<version>` (see `ServerConfiguration.standardUserAgent`).
     public var userAgent: String?

@@ -5,23 +5,18 @@ import Foundation
 /// asks) and posts each, retrying as the OTLP specification says. Nothing here waits for the
 /// network while holding the lock, and `enqueue`, the one call runs make, never waits at all.
 final class OTLPBatcher: Sendable {
-    let sender: OTLPSender
+    let delivery: OTLPDelivery
     private let serviceName: String
     private let queueLimit: Int
     private let batchSize: Int
     private let interval: Duration
-    private let retryWait: @Sendable (Duration) async throws -> Void
     private let state = Locked(State())
     private let tasks = Locked<[Task<Void, Never>]>([])
-    /// The wait before a batch's next try, which a shutdown cuts short.
-    private let currentWait = Locked<Task<Void, any Error>?>(nil)
-
-    /// The most tries of one batch, and the longest wait between two.
-    static let maximumTries = 5
-    static let longestWait = Duration.seconds(60)
 
     private struct State: Sendable {
         var queue: [TraceSpan] = []
+        /// The spans of the batch being sent.
+        var inFlight = 0
         /// Spans ever queued, and how many of them were delivered or dropped since.
         var accepted = 0
         var settled = 0
@@ -29,8 +24,9 @@ final class OTLPBatcher: Sendable {
         var dropped = 0
         /// The interval passed since the last batch.
         var due = false
-        /// Flushes waiting: what each waits for, and whether batches get one try only (shutdown).
-        var flushWaiters: [(target: Int, resume: CheckedContinuation<Void, Never>)] = []
+        /// Flushes waiting: each one's number, what it waits for, and whether batches get one try only (shutdown).
+        var flushWaiters: [(id: Int, target: Int, resume: CheckedContinuation<Void, Never>)] = []
+        var flushes = 0
         var triesOnce = false
         var started = false
         var stopped = false
@@ -47,14 +43,12 @@ final class OTLPBatcher: Sendable {
         var queued: Int
     }
 
-    init(sender: OTLPSender, serviceName: String, queueLimit: Int, batchSize: Int, interval: Duration,
-         retryWait: @escaping @Sendable (Duration) async throws -> Void) {
-        self.sender = sender
+    init(delivery: OTLPDelivery, serviceName: String, queueLimit: Int, batchSize: Int, interval: Duration) {
+        self.delivery = delivery
         self.serviceName = serviceName
         self.queueLimit = queueLimit
         self.batchSize = batchSize
         self.interval = interval
-        self.retryWait = retryWait
     }
 
     var counts: Counts {
@@ -83,33 +77,48 @@ final class OTLPBatcher: Sendable {
         if start { startWorking() }
     }
 
-    /// Returns once every span queued before the call is delivered or dropped; with
-    /// `tryingOnce`, batches from now on get one try each, and a batch waiting to be tried again
-    /// is tried at once, one last time.
+    /// Returns once every span queued before the call is delivered or dropped, or once the
+    /// calling task is cancelled; with `tryingOnce`, batches from now on get one try each, and a
+    /// batch waiting to be tried again is tried at once, one last time.
     func flush(tryingOnce: Bool) async {
         if tryingOnce {
             state.withLock { $0.triesOnce = true }
-            currentWait.value?.cancel()
+            delivery.stopRetrying()
         }
-        await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in
-            let (done, wake) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-                guard state.settled < state.accepted, !state.stopped else { return (true, nil) }
-                state.flushWaiters.append((state.accepted, resume))
-                defer { state.idleWorker = nil }
-                return (false, state.idleWorker)
+        let id = state.withLock { state in
+            state.flushes += 1
+            return state.flushes
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (resume: CheckedContinuation<Void, Never>) in
+                let (done, wake) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                    guard state.settled < state.accepted, !state.stopped, !Task.isCancelled else { return (true, nil) }
+                    state.flushWaiters.append((id, state.accepted, resume))
+                    defer { state.idleWorker = nil }
+                    return (false, state.idleWorker)
+                }
+                if done { resume.resume() }
+                wake?.resume()
             }
-            if done { resume.resume() }
-            wake?.resume()
+        } onCancel: {
+            let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard let index = state.flushWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.flushWaiters.remove(at: index).resume
+            }
+            waiter?.resume()
         }
     }
 
-    /// Stops the worker and the interval's timer, drops what is queued, and releases every flush.
+    /// Stops the worker and the interval's timer, drops what is queued and the batch being sent
+    /// (whose post is cancelled), and releases every flush.
     func stop() {
         let (waiters, idle) = state.withLock { state -> ([CheckedContinuation<Void, Never>], CheckedContinuation<Void, Never>?) in
+            guard !state.stopped else { return ([], nil) }
             state.stopped = true
-            state.dropped += state.queue.count
-            state.settled += state.queue.count
+            state.dropped += state.queue.count + state.inFlight
+            state.settled += state.queue.count + state.inFlight
             state.queue = []
+            state.inFlight = 0
             defer {
                 state.flushWaiters = []
                 state.idleWorker = nil
@@ -162,6 +171,7 @@ final class OTLPBatcher: Sendable {
                 guard isDue(state) else { return .wait }
                 let batch = Array(state.queue.prefix(batchSize))
                 state.queue.removeFirst(batch.count)
+                state.inFlight = batch.count
                 if state.queue.isEmpty { state.due = false }
                 return .batch(batch, state.triesOnce)
             }
@@ -188,34 +198,15 @@ final class OTLPBatcher: Sendable {
 
     /// Posts one batch, with the OTLP specification's retries; whether the collector took it.
     private func deliver(_ batch: [TraceSpan], triesOnce: Bool) async -> Bool {
-        let body = OTLPJSON.body(batch, serviceName: serviceName)
-        var tries = 1
-        while true {
-            switch await sender.post(body) {
-            case .delivered: return true
-            case .rejected: return false
-            case .retry(let after):
-                guard !triesOnce, tries < Self.maximumTries, !Task.isCancelled, !state.withLock({ $0.triesOnce }) else { return false }
-                let backoff = Duration.seconds(1 << (tries - 1))
-                let wait = Task { [retryWait] in try await retryWait(min(after ?? backoff, Self.longestWait)) }
-                currentWait.value = wait
-                if state.withLock({ $0.triesOnce }) { wait.cancel() }
-                do {
-                    try await wait.value
-                    tries += 1
-                } catch {
-                    // A shutdown cut the wait short: one last try.
-                    guard !Task.isCancelled else { return false }
-                    tries = Self.maximumTries
-                }
-                currentWait.value = nil
-            }
-        }
+        await delivery.deliver(OTLPJSON.body(batch, serviceName: serviceName), once: triesOnce)
     }
 
     /// Counts a batch delivered or dropped, and releases the flushes it completes.
     private func settle(_ count: Int, delivered: Bool) {
         let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            // A stop counted the batch already.
+            guard !state.stopped else { return [] }
+            state.inFlight = 0
             state.settled += count
             if delivered { state.delivered += count } else { state.dropped += count }
             let settled = state.settled

@@ -6,19 +6,13 @@ import Foundation
 enum OTLPJSON {
     /// The body for `spans`, sent by `serviceName`.
     static func body(_ spans: some Collection<TraceSpan>, serviceName: String) -> Data {
-        var out = JSONBytes()
+        var out = OTLPJSONBytes()
         out.bytes.reserveCapacity(256 + spans.count * 900)
-        out.raw(#"{"resourceSpans":[{"resource":{"attributes":["#)
-        out.attribute("service.name", string: serviceName)
-        out.raw(",")
-        out.attribute("telemetry.sdk.name", string: "convey")
-        out.raw(",")
-        out.attribute("telemetry.sdk.language", string: "swift")
-        out.raw(",")
-        out.attribute("telemetry.sdk.version", string: conveyVersion)
-        out.raw(#"]},"scopeSpans":[{"scope":{"name":"Convey","version":"#)
-        out.string(conveyVersion)
-        out.raw(#"},"spans":["#)
+        out.raw(#"{"resourceSpans":[{"#)
+        writeResource(serviceName: serviceName, to: &out)
+        out.raw(#","scopeSpans":[{"#)
+        writeScope(to: &out)
+        out.raw(#","spans":["#)
         var first = true
         for span in spans {
             if !first { out.raw(",") }
@@ -29,7 +23,27 @@ enum OTLPJSON {
         return Data(out.bytes)
     }
 
-    private static func write(_ span: TraceSpan, to out: inout JSONBytes) {
+    /// `"resource":{…}`: the service's name and the SDK's, as OTLP's resource attributes.
+    static func writeResource(serviceName: String, to out: inout OTLPJSONBytes) {
+        out.raw(#""resource":{"attributes":["#)
+        out.attribute("service.name", string: serviceName)
+        out.raw(",")
+        out.attribute("telemetry.sdk.name", string: "convey")
+        out.raw(",")
+        out.attribute("telemetry.sdk.language", string: "swift")
+        out.raw(",")
+        out.attribute("telemetry.sdk.version", string: conveyVersion)
+        out.raw("]}")
+    }
+
+    /// `"scope":{…}`: Convey, the instrumentation scope of every span and metric.
+    static func writeScope(to out: inout OTLPJSONBytes) {
+        out.raw(#""scope":{"name":"Convey","version":"#)
+        out.string(conveyVersion)
+        out.raw("}")
+    }
+
+    private static func write(_ span: TraceSpan, to out: inout OTLPJSONBytes) {
         out.raw(#"{"traceId":""#)
         out.hex(span.trace.high)
         out.hex(span.trace.low)
@@ -99,8 +113,8 @@ enum OTLPJSON {
     }
 }
 
-/// JSON written byte by byte: strings escaped as RFC 8259 requires.
-private struct JSONBytes {
+/// OTLP JSON written byte by byte: strings escaped as RFC 8259 requires.
+struct OTLPJSONBytes {
     var bytes: [UInt8] = []
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
@@ -144,5 +158,23 @@ private struct JSONBytes {
         raw(#","value":{"intValue":""#)
         raw(String(value))
         raw("\"}}")
+    }
+
+    mutating func attribute(_ key: String, bool value: Bool) {
+        raw(#"{"key":"#)
+        string(key)
+        raw(value ? #","value":{"boolValue":true}}"# : #","value":{"boolValue":false}}"#)
+    }
+
+    /// A 64-bit integer as protobuf's JSON mapping writes one: a string.
+    mutating func integerString(_ value: some BinaryInteger) {
+        raw("\"")
+        raw(String(value))
+        raw("\"")
+    }
+
+    /// A double as a JSON number (0 for one that is not finite, which JSON cannot write).
+    mutating func double(_ value: Double) {
+        raw(value.isFinite ? String(describing: value) : "0")
     }
 }

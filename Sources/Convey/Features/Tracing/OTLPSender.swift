@@ -4,7 +4,7 @@ import Foundation
 /// the exporter's requests are never traced), no echo, no retries of Convey's (the exporter
 /// retries as the OTLP specification says), every status returned as a response.
 final class OTLPSender: Sendable {
-    /// `POST` goes to the collector's `/v1/traces`.
+    /// `POST` goes here: the collector's `/v1/traces` or `/v1/metrics`.
     let endpoint: URL
     private let headers: Headers
     private let timeout: Duration
@@ -12,21 +12,31 @@ final class OTLPSender: Sendable {
 
     /// What a post came to.
     enum Outcome: Sendable, Equatable {
-        /// The collector took the spans (2xx).
+        /// The collector took the spans or metrics (2xx).
         case delivered
         /// A failure the specification says to retry (429, 502, 503, 504, no connection, a
         /// timeout), after the collector's `Retry-After` when it gave one.
         case retry(after: Duration?)
-        /// A failure that retrying does not mend (another status): the spans are dropped.
+        /// A failure that retrying does not mend (another status): the batch is dropped.
         case rejected
     }
 
-    /// A sender to `collector` (its base URL; `/v1/traces` is added unless the URL ends with it).
-    init(collector: URL, headers: Headers, timeout: Duration) {
-        let path = collector.path(percentEncoded: true)
-        endpoint = path.hasSuffix("/v1/traces") ? collector : collector.appending(path: "v1/traces")
+    /// A sender to `endpoint`.
+    init(endpoint: URL, headers: Headers, timeout: Duration) {
+        self.endpoint = endpoint
         self.headers = headers
         self.timeout = timeout
+    }
+
+    /// Where `signal` (`traces`, `metrics`) goes at `collector`: its `/v1/traces` or `/v1/metrics`. A
+    /// collector URL that already ends with either is taken as the collector's with that path.
+    static func endpoint(collector: URL, signal: String) -> URL {
+        let path = collector.path(percentEncoded: true)
+        for known in ["/v1/traces", "/v1/metrics"] where path.hasSuffix(known) {
+            guard known != "/v1/" + signal else { return collector }
+            return collector.deletingLastPathComponent().appending(path: signal)
+        }
+        return collector.appending(path: "v1/\(signal)")
     }
 
     /// Posts `body`.

@@ -86,7 +86,7 @@ struct SpanAttributes {
     }
 
     /// The methods the conventions know; any other is `_OTHER`, with its name in `http.request.method_original`.
-    private static let knownMethods: Set<String> = ["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]
+    static let knownMethods: Set<String> = ["CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT", "TRACE", "QUERY"]
 
     /// Query parameters the conventions mask whatever the server's policy says.
     private static let conventionQueryNames: Set<String> = ["awsaccesskeyid", "signature", "sig", "x-goog-signature"]

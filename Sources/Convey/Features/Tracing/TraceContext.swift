@@ -23,7 +23,7 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// Whether the trace is sampled (W3C's `sampled` flag): spans of an unsampled trace are not
     /// exported, and its context is still propagated with the flag off.
     public let isSampled: Bool
-    /// The `tracestate` field, passed on unchanged; `nil` when there is none.
+    /// The `tracestate` field, passed on unchanged; `nil` when there is none or it was not valid.
     public let traceState: String?
 
     /// The context of the current task: the one an app set with `$current.withValue`, or inside a
@@ -35,9 +35,9 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
     /// version `00`, anything but lowercase hex digits where ids, version and flags go, an all-zero
     /// trace id or parent id, or version `ff`. A later version is read as the specification says
     /// (its first 55 characters, then `-` or the end). An invalid context is never sent on: a run
-    /// given none begins a new trace, which replaces it. `tracestate` is kept as it is when it is
-    /// at most 512 characters of printable ASCII, and dropped otherwise, or when `traceparent` is
-    /// invalid.
+    /// given none begins a new trace, which replaces it. `tracestate` is kept as it is when W3C
+    /// Trace Context allows it (at most 32 list members, each key and value as its grammar says, no
+    /// key twice, at most 512 characters), and dropped whole otherwise, or when `traceparent` is invalid.
     public init?(traceparent: String?, tracestate: String? = nil) {
         guard let traceparent, let parsed = Self.parse(traceparent) else { return nil }
         self.init(trace: parsed.trace, span: parsed.span, isSampled: parsed.sampled, traceState: Self.validTraceState(tracestate))
@@ -112,11 +112,86 @@ public struct TraceContext: Sendable, Hashable, CustomStringConvertible {
         return high << 4 | low
     }
 
-    /// `tracestate` as it is when it can be passed on: 1 to 512 characters of printable ASCII.
-    private static func validTraceState(_ text: String?) -> String? {
-        guard let text, !text.isEmpty, text.utf8.count <= 512,
-              text.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }),
-              text.utf8.contains(where: { $0 != 0x20 && $0 != 0x09 }) else { return nil }
-        return text
+    /// `tracestate` as it is when W3C Trace Context allows passing it on, `nil` otherwise: at most
+    /// 512 characters (what the specification asks every vendor to pass on), at most 32 list
+    /// members, each `key=value` with a key and a value the specification's grammar allows, and
+    /// no key twice. Empty members and spaces or tabs around members are allowed, as the
+    /// specification says. Anything else drops the whole field: a hostile value is never sent on.
+    static func validTraceState(_ text: String?) -> String? {
+        guard let text, !text.isEmpty, text.utf8.count <= TraceState.maximumLength else { return nil }
+        return TraceState.isValid(Array(text.utf8)) ? text : nil
+    }
+}
+
+/// The `tracestate` grammar of W3C Trace Context (level 1, §3.3.1):
+///
+/// ```
+/// list             = list-member 0*31( OWS "," OWS list-member )
+/// list-member      = key "=" value / OWS
+/// key              = simple-key / multi-tenant-key
+/// simple-key       = lcalpha 0*255( lcalpha / DIGIT / "_" / "-" / "*" / "/" )
+/// multi-tenant-key = tenant-id "@" system-id
+/// tenant-id        = ( lcalpha / DIGIT ) 0*240( lcalpha / DIGIT / "_" / "-" / "*" / "/" )
+/// system-id        = lcalpha 0*13( lcalpha / DIGIT / "_" / "-" / "*" / "/" )
+/// value            = 0*255( chr ) nblk-chr
+/// nblk-chr         = %x21-2B / %x2D-3C / %x3E-7E
+/// chr              = %x20 / nblk-chr
+/// ```
+enum TraceState {
+    /// The most list members a `tracestate` may have.
+    static let maximumMembers = 32
+    /// The longest `tracestate` Convey passes on: the length the specification asks every vendor to propagate.
+    static let maximumLength = 512
+
+    /// Whether `bytes` is a `tracestate` the grammar allows, with at most 32 members and no key twice.
+    static func isValid(_ bytes: [UInt8]) -> Bool {
+        var keys: [ArraySlice<UInt8>] = []
+        var hasMember = false
+        for member in bytes.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            let trimmed = trimmingWhitespace(member)
+            if trimmed.isEmpty { continue }
+            guard keys.count < maximumMembers, let equals = trimmed.firstIndex(of: UInt8(ascii: "=")) else { return false }
+            let key = trimmed[..<equals]
+            guard isKey(key), isValue(trimmed[(equals + 1)...]), !keys.contains(where: { $0.elementsEqual(key) }) else { return false }
+            keys.append(key)
+            hasMember = true
+        }
+        return hasMember
+    }
+
+    /// `member` without the spaces and tabs (OWS) around it.
+    private static func trimmingWhitespace(_ member: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        guard let first = member.firstIndex(where: { !isWhitespace($0) }), let last = member.lastIndex(where: { !isWhitespace($0) }) else {
+            return member[member.startIndex..<member.startIndex]
+        }
+        return member[first...last]
+    }
+
+    /// A simple key, or a multi-tenant key (`tenant@system`).
+    private static func isKey(_ key: ArraySlice<UInt8>) -> Bool {
+        guard let at = key.firstIndex(of: UInt8(ascii: "@")) else {
+            return isIdentifier(key, maximumLength: 256, firstMayBeDigit: false)
+        }
+        return isIdentifier(key[..<at], maximumLength: 241, firstMayBeDigit: true)
+            && isIdentifier(key[(at + 1)...], maximumLength: 14, firstMayBeDigit: false)
+    }
+
+    /// A lowercase letter (or a digit, when allowed) then lowercase letters, digits, `_`, `-`, `*` and `/`.
+    private static func isIdentifier(_ text: ArraySlice<UInt8>, maximumLength: Int, firstMayBeDigit: Bool) -> Bool {
+        guard let first = text.first, text.count <= maximumLength else { return false }
+        func isLowercase(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
+        func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+        guard isLowercase(first) || (firstMayBeDigit && isDigit(first)) else { return false }
+        return text.dropFirst().allSatisfy { byte in
+            isLowercase(byte) || isDigit(byte) || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+                || byte == UInt8(ascii: "*") || byte == UInt8(ascii: "/")
+        }
+    }
+
+    /// 1 to 256 printable ASCII characters but `,` and `=`, the last not a space.
+    private static func isValue(_ value: ArraySlice<UInt8>) -> Bool {
+        guard let last = value.last, value.count <= 256, last != 0x20 else { return false }
+        return value.allSatisfy { (0x20...0x7E).contains($0) && $0 != UInt8(ascii: ",") && $0 != UInt8(ascii: "=") }
     }
 }

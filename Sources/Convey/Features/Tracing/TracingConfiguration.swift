@@ -24,14 +24,27 @@ public struct TracingConfiguration: Sendable {
     }
     /// `propagationOrigins` as compared with each request.
     private(set) var origins: [TraceOrigin]
+    /// The share of new traces that are sampled, from 0 to 1 (OpenTelemetry's parent-based sampler
+    /// with a trace-id ratio for new traces): a run inside a context follows the context's sampled
+    /// flag whatever the ratio; a run that begins a trace is sampled when its trace id falls in the
+    /// ratio, as `TraceIdRatioBased` decides. An unsampled run still sends its trace context on,
+    /// with the flag off, and makes no span. Default: 1, every new trace.
+    public var sampleRatio: Double {
+        didSet { sampler = TraceSampler(ratio: sampleRatio) }
+    }
+    /// `sampleRatio` as runs apply it.
+    private(set) var sampler: TraceSampler
 
     /// Tracing with `exporter` (none: propagation only), headers sent to the remote's origin when
-    /// `propagatesToRemote`, and to each of `origins`.
-    public init(exporter: (any SpanExporter)? = nil, propagatingTo origins: [URL] = [], propagatesToRemote: Bool = true) {
+    /// `propagatesToRemote`, and to each of `origins`, `sampleRatio` of new traces sampled.
+    public init(exporter: (any SpanExporter)? = nil, propagatingTo origins: [URL] = [], propagatesToRemote: Bool = true,
+                sampleRatio: Double = 1) {
         self.exporter = exporter
         self.propagatesToRemote = propagatesToRemote
         propagationOrigins = origins
         self.origins = origins.compactMap(TraceOrigin.init(url:))
+        self.sampleRatio = sampleRatio
+        sampler = TraceSampler(ratio: sampleRatio)
     }
 }
 

@@ -10,11 +10,12 @@ import Testing
 struct OTLPExporterTests {
     private func key() -> String { "x-" + UUID().uuidString.prefix(12).lowercased() }
 
-    /// An exporter whose retry waits are recorded and return at once.
+    /// An exporter whose retry waits are recorded and return at once, and whose flushes wait for
+    /// the retries however long a loaded machine takes (the bound has tests of its own).
     private func exporter(_ collector: URL, queue: Int = 2048, batch: Int = 512, interval: Duration = .seconds(3600),
                           timeout: Duration = .seconds(10), waits: RecordedWaits = RecordedWaits(limit: 1000)) -> OTLPExporter {
         OTLPExporter(collector: collector, headers: [], serviceName: "convey-tests", maximumQueueSize: queue, maximumBatchSize: batch,
-                     batchInterval: interval, timeout: timeout, retryWait: waits.sleep)
+                     batchInterval: interval, timeout: timeout, exportTimeout: .seconds(3600), retryWait: waits.sleep)
     }
 
     @Test("Every batch parses as an ExportTraceServiceRequest, with the ids of the spans the server saw")
@@ -167,6 +168,50 @@ struct OTLPExporterTests {
         #expect(exporter.deliveredSpans == 1)
         #expect(exporter.droppedSpans == 2)
         #expect(exporter.endpoint.path().hasSuffix("/ok/\(key)/v1/traces"))
+    }
+
+    @Test("Shutdown against a collector that accepts and never answers returns within the export timeout, whatever is queued",
+          .timeLimit(.minutes(1)))
+    func shutdownIsBounded() async throws {
+        let key = key()
+        // Each request may take an hour: only the export timeout can end the shutdown.
+        let exporter = OTLPExporter(collector: try TracingServers.collector("hang", key: key), headers: [], serviceName: "convey-tests",
+                                    maximumQueueSize: 16, maximumBatchSize: 1, batchInterval: .seconds(3600), timeout: .seconds(3600),
+                                    exportTimeout: .milliseconds(300), retryWait: { _ in })
+        for _ in 0..<4 { exporter.export([Self.span()]) }
+        await exporter.shutdown()
+        #expect(exporter.deliveredSpans == 0)
+        #expect(exporter.droppedSpans == 4)
+        #expect(exporter.queuedSpans == 0)
+        exporter.export([Self.span()])
+        #expect(exporter.droppedSpans == 5)
+    }
+
+    @Test("Flush against a collector that never answers returns within the export timeout; the batch stays under way",
+          .timeLimit(.minutes(1)))
+    func flushIsBounded() async throws {
+        let key = key()
+        let exporter = OTLPExporter(collector: try TracingServers.collector("hang", key: key), headers: [], serviceName: "convey-tests",
+                                    maximumQueueSize: 16, maximumBatchSize: 2, batchInterval: .seconds(3600), timeout: .seconds(3600),
+                                    exportTimeout: .milliseconds(200), retryWait: { _ in })
+        for _ in 0..<3 { exporter.export([Self.span()]) }
+        await exporter.flush()
+        #expect(exporter.deliveredSpans == 0)
+        #expect(exporter.droppedSpans == 0)
+        await exporter.shutdown()
+        #expect(exporter.droppedSpans == 3)
+    }
+
+    @Test("Spans go to /v1/traces and metrics to /v1/metrics of the same collector, whichever URL is given")
+    func endpoints() throws {
+        let base = try #require(URL(string: "http://127.0.0.1:4318/prefix"))
+        #expect(OTLPSender.endpoint(collector: base, signal: "traces").absoluteString == "http://127.0.0.1:4318/prefix/v1/traces")
+        #expect(OTLPSender.endpoint(collector: base, signal: "metrics").absoluteString == "http://127.0.0.1:4318/prefix/v1/metrics")
+        let traces = base.appending(path: "v1/traces")
+        #expect(OTLPSender.endpoint(collector: traces, signal: "traces") == traces)
+        #expect(OTLPSender.endpoint(collector: traces, signal: "metrics").absoluteString == "http://127.0.0.1:4318/prefix/v1/metrics")
+        let metrics = base.appending(path: "v1/metrics")
+        #expect(OTLPSender.endpoint(collector: metrics, signal: "traces").absoluteString == "http://127.0.0.1:4318/prefix/v1/traces")
     }
 
     /// A client span, for exporter tests that need no run.

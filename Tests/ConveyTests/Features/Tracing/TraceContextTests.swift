@@ -62,10 +62,63 @@ struct TraceContextTests {
 
     @Test("A tracestate that cannot be passed on is dropped: over 512 characters, a line break, blank")
     func dropsUnusableTraceState() throws {
-        #expect(TraceContext(traceparent: Self.valid, tracestate: String(repeating: "a", count: 513))?.traceState == nil)
+        let longest = (0..<32).map { "k\(String(format: "%02d", $0))=" + String(repeating: "v", count: 11) }.joined(separator: ",")
+        #expect(longest.utf8.count == 511)
+        #expect(TraceContext(traceparent: Self.valid, tracestate: longest)?.traceState == longest)
+        #expect(TraceContext(traceparent: Self.valid, tracestate: longest + "v")?.traceState?.utf8.count == 512)
+        #expect(TraceContext(traceparent: Self.valid, tracestate: longest + "vv")?.traceState == nil)
         #expect(TraceContext(traceparent: Self.valid, tracestate: "a=b\r\nX-Injected: 1")?.traceState == nil)
         #expect(TraceContext(traceparent: Self.valid, tracestate: "  ")?.traceState == nil)
-        #expect(TraceContext(traceparent: Self.valid, tracestate: String(repeating: "a", count: 512))?.traceState?.count == 512)
+        #expect(TraceContext(traceparent: Self.valid, tracestate: " , ,")?.traceState == nil)
+    }
+
+    @Test("At most 32 list members: 32 are kept, 33 or a hostile 40 drop the whole tracestate")
+    func listMemberLimit() {
+        func members(_ count: Int) -> String { (1...count).map { "v\($0)=\($0)" }.joined(separator: ",") }
+        #expect(TraceContext(traceparent: Self.valid, tracestate: members(32))?.traceState == members(32))
+        #expect(TraceContext(traceparent: Self.valid, tracestate: members(33))?.traceState == nil)
+        #expect(TraceContext(traceparent: Self.valid, tracestate: members(40))?.traceState == nil)
+        // Empty members and whitespace around members do not count, as the specification allows.
+        let spaced = " a=1 ,, \tb=2\t,"
+        #expect(TraceContext(traceparent: Self.valid, tracestate: spaced)?.traceState == spaced)
+    }
+
+    /// Values W3C Trace Context's `tracestate` grammar allows.
+    static let validTraceStates = [
+        "rojo=00f067aa0ba902b7", "congo=t61rcWkgMzE", "a_b-c*d/e=1", "tenant@system=x", "0tenant@vendor1=x",
+        "k=a value with spaces", "k=!\"#$%&'()*+-./:;<>?@[\\]^_`{|}~",
+    ]
+
+    /// Values it does not allow, each for one reason.
+    static let invalidTraceStates: [(String, String)] = [
+        ("an uppercase key", "Rojo=1"),
+        ("a key starting with a digit", "1abc=1"),
+        ("a key with a dot", "ro.jo=1"),
+        ("a system id starting with a digit", "tenant@1system=1"),
+        ("a system id longer than 14", "tenant@abcdefghijklmno=1"),
+        ("a tenant id longer than 241", String(repeating: "t", count: 242) + "@s=1"),
+        ("a simple key longer than 256", String(repeating: "k", count: 257) + "=1"),
+        ("an empty key", "=1"),
+        ("no equals sign", "rojo"),
+        ("an empty value", "rojo="),
+        ("an equals sign in the value", "rojo=a=b"),
+        ("a value longer than 256", "k=" + String(repeating: "v", count: 257)),
+        ("a control character in the value", "k=a\u{1}b"),
+        ("a tab in the value", "k=a\tb"),
+        ("a non-ASCII value", "k=café"),
+        ("a key twice", "a=1,b=2,a=3"),
+        ("one bad member among good ones", "a=1,B=2,c=3"),
+    ]
+
+    @Test("Each tracestate the grammar allows is kept as it is", arguments: validTraceStates)
+    func keepsValidTraceStates(_ value: String) {
+        #expect(TraceContext(traceparent: Self.valid, tracestate: value)?.traceState == value)
+    }
+
+    @Test("A tracestate the grammar refuses is dropped whole", arguments: invalidTraceStates)
+    func dropsInvalidTraceStates(_ reason: String, _ value: String) {
+        #expect(TraceContext(traceparent: Self.valid, tracestate: value)?.traceState == nil, "\(reason)")
+        #expect(TraceContext(traceparent: Self.valid, tracestate: value) != nil, "the trace itself is kept: \(reason)")
     }
 
     @Test("New ids are 32 and 16 lowercase hex digits, never zero, and differ from one to the next")

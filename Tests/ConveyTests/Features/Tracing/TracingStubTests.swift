@@ -63,6 +63,22 @@ struct TracingStubTests {
         #expect(sent == clients.map { "00-\($0.traceID)-\($0.spanID)-01" })
     }
 
+    @Test("A hostile tracestate of 40 members passed through TraceContext is never sent on nor stored in a span")
+    func hostileTraceStateIsDropped() async throws {
+        let spans = SpanCollector()
+        let seen = RequestLog()
+        let server = try stubServer(.answering(seen: seen)) { $0.tracing = TracingConfiguration(exporter: spans) }
+        let hostile = (1...40).map { "m\($0)=\(String(repeating: "x", count: 8))" }.joined(separator: ",")
+        let context = try #require(TraceContext(traceparent: TraceContextTests.valid, tracestate: hostile))
+        _ = try await TraceContext.$current.withValue(context) { try await TracedGet(server: server, path: "items").download() }
+
+        let sent = try #require(seen.last)
+        #expect(sent.request.fields["traceparent"]?.contains("0af7651916cd43dd8448eb211c80319c") == true)
+        #expect(sent.request.fields["tracestate"] == nil)
+        try #require(spans.spans.count == 2)
+        #expect(spans.spans.allSatisfy { $0.traceState == nil && $0.traceID == "0af7651916cd43dd8448eb211c80319c" })
+    }
+
     @Test("A run that cannot start makes no span and sends nothing")
     func runThatCannotStart() async throws {
         let spans = SpanCollector()

@@ -37,7 +37,7 @@ enum TracingServers {
         return try JSONDecoder().decode([ServerSideContext].self, from: data)
     }
 
-    /// The collector's base URL for `behaviour` (`ok`, `throttle`, `unavailable`, `slow`, `count`) and `key`.
+    /// The collector's base URL for `behaviour` (`ok`, `throttle`, `unavailable`, `slow`, `hang`, `count`) and `key`.
     static func collector(_ behaviour: String, key: String) throws -> URL {
         try #require(collectorURL, "CONVEY_COLLECTOR_URL is not set: run the suite with scripts/test").appending(path: "\(behaviour)/\(key)")
     }
@@ -72,6 +72,8 @@ struct CollectorRecord: Decodable, Sendable {
     let batches: [String]
     let errors: [String]
     let spans: [CollectedSpan]
+    /// Each metrics batch's data points, as opentelemetry-proto parsed them.
+    let metrics: [CollectedMetricPoint]
 }
 
 /// A span as opentelemetry-proto parsed it.
