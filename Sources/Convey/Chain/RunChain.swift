@@ -11,6 +11,7 @@ enum RunChain: ChainMaking {
     static func chain<Task: DownloadingTask>(for task: Task, plan: RunPlan, start: RunStart, run: any ChainStep) -> Chain {
         let configuration = plan.server.storedConfiguration
         let tracing = TracePolicy(of: plan, start: start)
+        let metrics = MetricsStep(plan: plan)
         let appRunSteps = configuration.interceptors + task.interceptors
         let appExchangeSteps = configuration.exchangeInterceptors + task.exchangeInterceptors
         let fixtures = HARFixtures.current.reversed()
@@ -24,16 +25,22 @@ enum RunChain: ChainMaking {
         steps.append(run)
 
         // Around each attempt: each hop of a redirect chain, the cache's answers (bodies kept in
-        // memory), answers from HAR files (an inner scope's first), the upload's progress.
+        // memory, each counted by outcome when metrics are on), answers from HAR files (an inner
+        // scope's first), the upload's progress.
         if plan.redirects.follows { steps.append(RedirectStep()) }
-        if let cache = CacheStep(task: task, plan: plan) { steps.append(cache) }
+        if let cache = CacheStep(task: task, plan: plan) {
+            if let metrics { steps.append(CacheMetricsStep(recorder: metrics.recorder)) }
+            steps.append(cache)
+        }
         steps += fixtures.compactMap(HARReplayStep.init)
         if let progress = UploadProgressStep(task: task) { steps.append(progress) }
 
         // Around each exchange on the wire: the app's steps, the trace headers and client span,
-        // a HAR file's record of what went out and came back, then the transport.
+        // the request's measurements, a HAR file's record of what went out and came back, then
+        // the transport.
         steps += appExchangeSteps.map(AppStep.init)
         if tracing != nil { steps.append(ExchangeSpanStep()) }
+        if let metrics { steps.append(metrics) }
         steps += fixtures.compactMap(HARCaptureStep.init)
         steps.append(TransportStep())
 

@@ -1,5 +1,10 @@
 import Foundation
 
+/// The client span of the exchange the current task sends, while tracing's step is around it.
+enum TracedExchange {
+    @TaskLocal static var span: UInt64?
+}
+
 /// Tracing's step around each exchange on the wire, after the app's exchange steps (nearest the
 /// wire, so that it sees the request exactly as it goes out and each request the app's steps
 /// send): gives the request its own span id and resend count, sets `traceparent` and `tracestate`
@@ -19,7 +24,14 @@ struct ExchangeSpanStep: ChainStep {
             sent.request.fields.remove(named: "tracestate")
         }
         guard run.recordsSpans else { return try await next(sent, context) }
+        // The client span's id, for what is measured of the request below (a metric's exemplar).
+        return try await TracedExchange.$span.withValue(span) {
+            try await spanned(sent, span: span, resends: resends, run: run, context: context, next: next)
+        }
+    }
 
+    private func spanned(_ sent: TransportRequest, span: UInt64, resends: Int, run: TracedRun, context: StepContext,
+                         next: ChainNext) async throws -> Exchange {
         let start = Date()
         var attributes = SpanAttributes(request: sent.request, redaction: run.policy.redaction)
         if resends > 0 { attributes.integers["http.request.resend_count"] = resends }

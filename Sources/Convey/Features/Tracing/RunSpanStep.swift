@@ -1,8 +1,8 @@
 import Foundation
 
 /// Tracing's step around the run, outermost of all (before the app's own steps around the run,
-/// so that the run's span covers them): continues the app's current trace (`TraceContext.current`)
-/// or begins one, keeps the run's trace for its exchanges (`TracedRun`, among the run's values),
+/// so that the run's span covers them): continues the app's current trace (`TraceContext.current`,
+/// sampled as it says) or begins one (sampled as the configuration's ratio decides), keeps the run's trace for its exchanges (`TracedRun`, among the run's values),
 /// sets the run's span as the current context for what runs inside, and makes the run's own span,
 /// which ends when the run's body ends (a stream's, once read).
 struct RunSpanStep: ChainStep {
@@ -12,8 +12,9 @@ struct RunSpanStep: ChainStep {
 
     func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
         let incoming = TraceContext.current
-        let run = TracedRun(trace: incoming?.trace ?? TraceIdentifiers.traceID(), span: TraceIdentifiers.spanID(),
-                            isSampled: incoming?.isSampled ?? true, traceState: incoming?.traceState, policy: policy)
+        let trace = incoming?.trace ?? TraceIdentifiers.traceID()
+        let run = TracedRun(trace: trace, span: TraceIdentifiers.spanID(), isSampled: policy.sampler.isSampled(parent: incoming, newTrace: trace),
+                            traceState: incoming?.traceState, policy: policy)
         context.run[TracedRun.self] = run
         /// The rest of the run, inside the run's span.
         func rest() async throws -> Exchange {

@@ -74,6 +74,8 @@ struct TracePolicy: Sendable {
     let origins: [TraceOrigin]
     let redaction: Redaction
     let exporter: (any SpanExporter)?
+    /// Which new traces are sampled.
+    let sampler: TraceSampler
 
     /// The policy of a run planned as `plan` and started as `start`, or `nil` when its server has no tracing.
     @ConveyActor
@@ -89,6 +91,7 @@ struct TracePolicy: Sendable {
         origins = tracing.origins
         self.redaction = redaction
         exporter = tracing.exporter
+        sampler = tracing.sampler
     }
 
     /// Whether a request to `url` may carry trace headers.
