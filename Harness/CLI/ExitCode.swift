@@ -66,6 +66,8 @@ extension ExitCode {
             case .downloadFailed, .noRecordedAnswer, .harFileUnusable, .credentialRefused, .outboxLimitReached,
                  .outboxStorageFailed, .outboxFolderInUse, .unknownOutboxItem: self = .localFailure
             case .attemptsExhausted, .expired, .notDelivered: self = .noResponse
+            case .webSocket(.notARequest, _, _, _), .webSocket(.invalidArgument, _, _, _): self = .localFailure
+            case .webSocket: self = .noResponse
             }
         } else {
             self = .localFailure

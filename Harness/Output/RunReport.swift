@@ -105,6 +105,7 @@ struct RunReport: Sendable {
         case .noRecordedAnswer, .harFileUnusable: "fixtures"
         case .credentialRefused, .outboxLimitReached, .attemptsExhausted, .expired, .notDelivered, .outboxStorageFailed,
              .outboxFolderInUse, .unknownOutboxItem: "outbox"
+        case .webSocket: "webSocket"
         case .cancelled: "cancelled"
         }
     }

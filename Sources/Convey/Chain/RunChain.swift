@@ -37,12 +37,12 @@ enum RunChain: ChainMaking {
 
         // Around each exchange on the wire: the app's steps, the trace headers and client span,
         // the request's measurements, a HAR file's record of what went out and came back, then
-        // the transport.
+        // the transport, or for a WebSocket's handshake the stream it opens on the transport.
         steps += appExchangeSteps.map(AppStep.init)
         if tracing != nil { steps.append(ExchangeSpanStep()) }
         if let metrics { steps.append(metrics) }
         steps += fixtures.compactMap(HARCaptureStep.init)
-        steps.append(TransportStep())
+        steps.append(WebSocketUpgradeStep(task: task, start: start) ?? TransportStep())
 
         // Who hears of the run: the app's observers, then echo and recording, then the
         // background-task assertion.

@@ -28,6 +28,7 @@ extension ConveyError {
         case .outboxStorageFailed: "outboxStorageFailed"
         case .outboxFolderInUse: "outboxFolderInUse"
         case .unknownOutboxItem: "unknownOutboxItem"
+        case .webSocket: "webSocket"
         }
     }
 }

@@ -93,6 +93,12 @@ public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
     case outboxFolderInUse(String)
     /// No outbox item has this ID.
     case unknownOutboxItem(String)
+    /// A WebSocket could not open, or ended without the close handshake: the first value says
+    /// how (`WebSocketFailure`), `closeCode` is the close code the client sent when it closed the
+    /// connection for it (1006 when the connection ended without a close frame; `nil` when no
+    /// connection was open), `reason` the detail, for the log. A status other than 101 in answer
+    /// to the handshake is the task's `HTTPError`, as for any task.
+    case webSocket(WebSocketFailure, url: URL?, closeCode: Int?, reason: String)
 
     /// A sentence fit to show a person, or `nil` for cancellation, which is never shown as an error.
     public var userMessage: String? {
@@ -116,6 +122,7 @@ public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .attemptsExhausted, .expired, .notDelivered: "The request couldn't be delivered."
         case .outboxFolderInUse: "Another copy of the app is sending queued requests."
         case .unknownOutboxItem: "The queued request no longer exists."
+        case .webSocket(let failure, _, _, _): failure.userMessage
         }
     }
 
@@ -170,6 +177,9 @@ public enum ConveyError: Error, Sendable, Hashable, CustomStringConvertible {
         case .outboxStorageFailed(let message): "Outbox storage failed: \(message)"
         case .outboxFolderInUse(let message): "Outbox folder in use: \(message)"
         case .unknownOutboxItem(let id): "No outbox item \(id)"
+        case .webSocket(let failure, let url, let closeCode?, let reason):
+            "\(failure.logPhrase) for \(Self.text(url)): \(reason) (close code \(closeCode))"
+        case .webSocket(let failure, let url, nil, let reason): "\(failure.logPhrase) for \(Self.text(url)): \(reason)"
         }
     }
 

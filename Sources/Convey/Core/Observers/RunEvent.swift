@@ -9,7 +9,9 @@ import Foundation
 /// cache, and `attemptFinished`; between attempts `retryScheduled` or `credentialRefresh`; last
 /// `runFinished`. An attempt the cache answers has no exchange on the wire. The exchanges of a
 /// stream (`stream()`, `events()`) finish after the run: their `bodyFinished` comes when the
-/// caller has read the stream to its end, after `runFinished`.
+/// caller has read the stream to its end, after `runFinished`. A WebSocket's run is its opening
+/// handshake; its connection's events (`webSocketOpened`, then messages, pings and pongs, last
+/// `webSocketClosed`) come after `runFinished`, with the run's ID and the attempt that opened it.
 public struct RunEvent: Sendable {
     /// The run: the same for every event of one run, different for every run of the process.
     public let runID: UInt64
@@ -65,5 +67,22 @@ public struct RunEvent: Sendable {
         /// The run ended: with its final response (nil when none completed) and its failure (nil
         /// on success). Cancellation is `ConveyError.cancelled`.
         case runFinished(ServerResponse<Data>?, error: (any Error)?)
+        /// A WebSocket connection opened (`WebSocketTask.connect()`): the subprotocol and the
+        /// extensions the server chose (each as its `Sec-WebSocket-Extensions` spelt it).
+        case webSocketOpened(subprotocol: String?, extensions: [String])
+        /// A WebSocket message went out (`sent`) or arrived: text or binary, and its size in bytes
+        /// before compression. `contents` is the message (text in UTF-8) only when the task's echo
+        /// style prints bodies (`consoleFull` and its cut versions), else `nil`.
+        case webSocketMessage(sent: Bool, isText: Bool, size: Int, contents: Data?)
+        /// A WebSocket ping went out (`sent`: `ping()` or the task's `pingInterval`) or arrived
+        /// (and was answered with a pong at once).
+        case webSocketPing(sent: Bool)
+        /// A WebSocket pong went out (`sent`: the answer to the server's ping) or arrived, with how
+        /// long after the client's ping it came, when it answered one.
+        case webSocketPong(sent: Bool, roundTrip: Duration?)
+        /// A WebSocket connection ended: the close code and reason of the close handshake (`code`
+        /// is `nil` when none was exchanged: the connection was lost), whether the client closed
+        /// first, how many messages went each way, and why, when it did not end with a close handshake.
+        case webSocketClosed(code: Int?, reason: String, byClient: Bool, messagesSent: Int, messagesReceived: Int, error: (any Error)?)
     }
 }

@@ -9,7 +9,8 @@ struct BackgroundRunObserver: RunObserver {
         case .runStarted: assertion.runStarted()
         case .runFinished: assertion.runEnded()
         case .attemptStarted, .requestSent, .responseReceived, .bodyFinished, .exchangeFailed, .redirectFollowed, .cacheOutcome,
-             .cacheExchange, .attemptFinished, .retryScheduled, .credentialRefresh:
+             .cacheExchange, .attemptFinished, .retryScheduled, .credentialRefresh, .webSocketOpened, .webSocketMessage, .webSocketPing,
+             .webSocketPong, .webSocketClosed:
             break
         }
     }

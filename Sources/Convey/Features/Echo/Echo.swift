@@ -24,6 +24,8 @@ struct AttemptRecord: Sendable {
     var certificateVerificationOff = false
     /// What the run is part of, when something longer than its task (an outbox item's delivery).
     var label: RunLabel?
+    /// What the summary line adds at its end: how a WebSocket closed.
+    var note: String?
 }
 
 /// What echo and recording do with a run's attempts, read once from its task and server.
@@ -86,6 +88,8 @@ struct EchoPlan: Sendable {
 /// `@ConveyActor` and never on a transport's thread, as every observer does.
 struct EchoObserver: RunObserver {
     let plan: EchoPlan
+    /// The WebSocket a run opened, for the line that says how it closed.
+    private let webSocket = WebSocketEcho()
 
     /// The observer of a run of `task` planned as `plan`, or `nil` when its echo style neither
     /// prints nor records anything.
@@ -103,6 +107,7 @@ struct EchoObserver: RunObserver {
             let style = await plan.style(for: response?.data)
             Echo.record(plan, style: style, request: request, exchange: response?.exchange, error: error,
                         attemptNumber: event.attempt, duration: duration)
+            webSocket.attemptFinished(response?.exchange, error: error)
         case .redirectFollowed(let response):
             let style = await plan.style(for: response.data)
             Echo.record(plan, style: style, request: response.request, exchange: response.exchange, error: nil,
@@ -110,6 +115,8 @@ struct EchoObserver: RunObserver {
         case .cacheExchange(let request, let response, let error, let duration):
             Echo.record(plan, style: plan.style, request: request, exchange: response?.exchange, error: error,
                         attemptNumber: event.attempt, duration: duration)
+        case .webSocketOpened, .webSocketMessage, .webSocketPing, .webSocketPong, .webSocketClosed:
+            webSocket.observe(event, plan: plan)
         case .runStarted, .attemptStarted, .requestSent, .responseReceived, .bodyFinished, .exchangeFailed, .cacheOutcome,
              .retryScheduled, .credentialRefresh, .runFinished:
             break
@@ -122,7 +129,7 @@ struct EchoObserver: RunObserver {
 enum Echo {
     /// Echoes and records one finished attempt in `style`.
     static func record(_ plan: EchoPlan, style: TaskEchoStyle, request: OutgoingRequest?, exchange: Exchange?, error: (any Error)?,
-                       attemptNumber: Int, duration: Duration) {
+                       attemptNumber: Int, duration: Duration, note: String? = nil) {
         let prints = style.printsToConsole && (error != nil || !style.contains(.onlyIfError))
         let recorder = style.contains(.recorded) ? plan.recorder : nil
         guard prints || recorder != nil else { return }
@@ -136,6 +143,7 @@ enum Echo {
             replayedFrom: exchange?.tags[HARReplayed.self],
             certificateVerificationOff: certificateVerificationOff(exchange: exchange, url: sentRequest?.url, plan: plan))
         record.label = plan.label
+        record.note = note
         if prints {
             let text = EchoFormatter(style: style, redaction: plan.redaction).text(for: record)
             plan.sink(DisplayFormat.terminalSafe(text))
@@ -183,6 +191,7 @@ struct EchoFormatter {
         if let file = record.replayedFrom { line += " · replayed from \(file)" }
         if record.attemptNumber > 1 { line += " · attempt \(record.attemptNumber)" }
         if let label = record.label { line += " · " + label.note }
+        if let note = record.note { line += " · " + note }
         if record.certificateVerificationOff { line += " · " + ExchangeMetrics.verificationOffWarning }
         if let error = record.error {
             line += error.isCancellation ? " · cancelled" : " ✗ " + Self.summary(of: error)
@@ -240,6 +249,8 @@ struct EchoFormatter {
             return "Cache folder unavailable: \(reason)"
         case .responseTooLarge(let limit, _, let isHead):
             return "Response \(isHead ? "head" : "body") over the limit of \(DisplayFormat.byteCount(limit))"
+        case .webSocket(let failure, _, let closeCode, let reason):
+            return "\(failure.logPhrase): \(reason)" + (closeCode.map { " (close code \($0))" } ?? "")
         case .noRemote, .serverDisabled, .requestsDisabledForDebugging, .cancelled, .encodingFailed, .downloadFailed, .invalidHeaderField,
              .noRecordedAnswer, .harFileUnusable, .credentialRefused, .outboxLimitReached, .attemptsExhausted, .expired,
              .notDelivered, .outboxStorageFailed, .outboxFolderInUse, .unknownOutboxItem:

@@ -38,6 +38,16 @@ final class EventRecorder: RunObserver {
         case .credentialRefresh(let refreshed): return "credentialRefresh \(refreshed)"
         case .runFinished(let response, let error):
             return "runFinished \(response.map { String($0.statusCode) } ?? "-") \(error.map(describe) ?? "ok")"
+        case .webSocketOpened(let subprotocol, let extensions):
+            return "webSocketOpened \(subprotocol ?? "-") \(extensions.joined(separator: ", "))"
+        case .webSocketMessage(let sent, let isText, let size, let contents):
+            return "webSocketMessage \(sent ? "sent" : "received") \(isText ? "text" : "binary") \(size)"
+                + (contents.map { " " + String(decoding: $0, as: UTF8.self) } ?? "")
+        case .webSocketPing(let sent): return "webSocketPing \(sent ? "sent" : "received")"
+        case .webSocketPong(let sent, _): return "webSocketPong \(sent ? "sent" : "received")"
+        case .webSocketClosed(let code, let reason, let byClient, let sent, let received, let error):
+            return "webSocketClosed \(code.map(String.init) ?? "-") \(reason.isEmpty ? "-" : reason) by \(byClient ? "client" : "server") "
+                + "↑\(sent) ↓\(received) \(error.map(describe) ?? "ok")"
         }
     }
 

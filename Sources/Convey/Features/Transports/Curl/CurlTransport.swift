@@ -118,6 +118,14 @@ import FoundationNetworking
         for loop in pool.loops { loop.stop(owner: pool) }
     }
 
+    /// A byte stream to `url` on this transport's first loop, with its TLS and proxy options,
+    /// `head` written once connected: what a WebSocket runs over. Connecting takes at most the
+    /// configuration's `connectTimeout`, else `connectTimeout`.
+    func rawConnection(to url: URL, sending head: [UInt8], connectTimeout: Duration) async throws -> CurlRawConnection {
+        try await CurlRawConnection.connect(to: url, sending: head, options: pool.connectionOptions, loop: pool.loops[0],
+                                            connectTimeout: configuration.connectTimeout?.clampedTimeout ?? connectTimeout)
+    }
+
     /// `true`: a run's stop ends the transfer through `TransportRequest.cancellation`.
     public var registersExchangeCancellation: Bool { true }
 
