@@ -21,8 +21,9 @@ Routes (the path of the opening request; a query is allowed everywhere):
   /close/CODE[?reason=R&after=N]
                             closes with CODE and reason R (default empty) at once, or after
                             echoing N messages.
-  /ping-client[?payload=P]  pings the client with P (default "convey"), waits up to 5 s for the
-                            pong, then sends the text "pong P" or "no pong" and echoes.
+  /ping-client[?payload=P]  pings the client with P (default "convey"), waits up to 30 s for the
+                            pong (a passing client answers at once; a loaded machine may take
+                            seconds), then sends the text "pong P" or "no pong" and echoes.
   /health                   plain HTTP 200 "ok" (no upgrade), for start-up checks.
   anything else             404 to the handshake.
 
@@ -97,7 +98,7 @@ async def handler(connection):
             payload = query.get("payload", ["convey"])[0]
             waiter = await connection.ping(payload)
             try:
-                await asyncio.wait_for(waiter, 5)
+                await asyncio.wait_for(waiter, 30)
                 await connection.send(f"pong {payload}")
             except asyncio.TimeoutError:
                 await connection.send("no pong")

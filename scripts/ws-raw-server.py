@@ -56,6 +56,10 @@ And the rest:
   no-pong                     never answers pings and sends nothing; waits up to 60 s for the client to leave
   ping[?payload=P]            pings the client with P (default "hello"), waits up to 60 s for the pong
                               (in the result), then close 1000
+  once?id=ID&first=SCRIPT     the first connection with ID runs SCRIPT (default vanish-mid-frame), every
+                              later one echo: for reconnection; the result counts the connections
+  bad-accept                  a 101 whose Sec-WebSocket-Accept is not the key's, then waits for the client to leave
+  redirect?to=SCRIPT          answers the handshake with 307 and Location: /SCRIPT (default echo)
 """
 
 import argparse
@@ -82,6 +86,8 @@ RESULTS = {}
 RESULTS_DONE = {}
 RESULTS_LOCK = threading.Lock()
 BOMBS = {}
+# How many connections each `once` id has had.
+ONCE_COUNTS = {}
 
 
 def frame(opcode, payload=b"", fin=True, rsv=0, mask=None):
@@ -237,7 +243,7 @@ class Connection:
                 self.sent_close = True
             self.send(simple[script])
             return CLIENT_WAIT
-        if script == "echo":
+        if script in ("echo", "bad-accept"):
             return 60
         if script.startswith("close/"):
             reason = query.get("reason", [""])[0].encode()
@@ -336,16 +342,28 @@ def serve_connection(sock):
                 http_answer(sock, "426 Upgrade Required", "a WebSocket script, or /result/ID\n")
             return
         script = path.lstrip("/")
+        connections = None
+        if script == "redirect":
+            target = query.get("to", ["echo"])[0]
+            sock.sendall(f"HTTP/1.1 307 Temporary Redirect\r\nLocation: /{target}\r\nContent-Length: 0\r\n\r\n".encode())
+            return
+        if script == "once":
+            with RESULTS_LOCK:
+                once = query.get("id", [""])[0]
+                ONCE_COUNTS[once] = ONCE_COUNTS.get(once, 0) + 1
+                connections = ONCE_COUNTS[once]
+            script = query.get("first", ["vanish-mid-frame"])[0] if connections == 1 else "echo"
         offered = "permessage-deflate" in fields.get("sec-websocket-extensions", "")
         if script.startswith("deflate-") and not offered:
             http_answer(sock, "400 Bad Request", "this script needs a permessage-deflate offer\n")
             return
-        accept = base64.b64encode(hashlib.sha1(fields.get("sec-websocket-key", "").encode() + GUID).digest()).decode()
+        key_text = fields.get("sec-websocket-key", "") + ("-not-this-key" if script == "bad-accept" else "")
+        accept = base64.b64encode(hashlib.sha1(key_text.encode() + GUID).digest()).decode()
         extensions = "Sec-WebSocket-Extensions: permessage-deflate\r\n" if script.startswith("deflate-") else ""
         sock.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                       f"Sec-WebSocket-Accept: {accept}\r\n{extensions}\r\n").encode())
         record = {"script": script, "masked": True, "unmasked_frames": 0, "frames": [], "close": None, "pongs": [],
-                  "messages": 0, "ended": None}
+                  "messages": 0, "ended": None, "connections": connections}
         key = query.get("id", [None])[0]
         done = threading.Event()
         if key:

@@ -28,6 +28,8 @@ struct CapturedExchange: Sendable {
     var attempt: Int?
     /// Why the exchange failed, when it did; the message not yet masked.
     var failure: HAREntry.Failure?
+    /// A WebSocket's messages, for the entry of its handshake.
+    var webSocketMessages: HARWebSocketMessages.Kept?
 }
 
 extension HAREntry {
@@ -48,7 +50,11 @@ extension HAREntry {
             timings: timings,
             convey: ConveyFields(taskType: exchange.taskType, attempt: exchange.attempt,
                                  cacheStatus: Self.cacheStatus(exchange),
-                                 failure: exchange.failure.map { Failure(kind: $0.kind, message: privacy.text($0.message)) }))
+                                 failure: exchange.failure.map { Failure(kind: $0.kind, message: privacy.text($0.message)) }),
+            webSocketMessages: exchange.webSocketMessages.map { Self.webSocketMessages($0, privacy: privacy) })
+        if let dropped = exchange.webSocketMessages?.dropped, dropped > 0 {
+            response.content.comment = "\(dropped) WebSocket messages past \(responseBodyLimit) bytes of them were not kept."
+        }
     }
 
     private static func postData(_ exchange: CapturedExchange, privacy: HARPrivacy) -> PostData? {

@@ -45,6 +45,8 @@ struct HARCaptureStep: ChainStep {
             captured.elapsed = clock.duration(to: .now)
             try? await keep(captured, bodyFile: request.bodyFile)
             return exchange
+        case .stream(let source) where exchange.head.statusCode == 101 && context.run[WebSocketHandoff.self] != nil:
+            return keepWebSocket(exchange, source: source, captured: captured, context: context, clock: clock, bodyFile: request.bodyFile)
         case .stream(let source):
             let kept = KeptBody(limit: Self.bodyLimit)
             var teed = exchange
@@ -61,6 +63,27 @@ struct HARCaptureStep: ChainStep {
             }))
             return teed
         }
+    }
+
+    /// A WebSocket's handshake: its entry keeps the connection's messages (`_webSocketMessages`),
+    /// which the connection tells the tap this adds to the run's message taps, not its raw bytes,
+    /// and is written when the connection ends, however it ends.
+    private func keepWebSocket(_ exchange: Exchange, source: any BodySource, captured: CapturedExchange, context: StepContext,
+                               clock: ContinuousClock.Instant, bodyFile: URL?) -> Exchange {
+        let messages = HARWebSocketMessages()
+        var taps = context.run[WebSocketMessageTaps.self] ?? [:]
+        taps[ObjectIdentifier(messages)] = messages
+        context.run[WebSocketMessageTaps.self] = taps
+        var kept = exchange
+        kept.body = .stream(ObservedBody(source, chunk: { _ in }, end: { error in
+            var ended = captured
+            ended.webSocketMessages = messages.kept
+            ended.metrics = source.metrics ?? ended.metrics
+            ended.elapsed = clock.duration(to: .now)
+            if let error, !error.isCancellation { ended.failure = Self.keptFailure(error) }
+            try? await keep(ended, bodyFile: bodyFile)
+        }))
+        return kept
     }
 
     /// Appends the entry for `exchange` to the file; in record mode, it answers later requests too.

@@ -102,6 +102,8 @@ struct HAREntry: Sendable {
     var response: Response
     var timings: Timings
     var convey: ConveyFields
+    /// A WebSocket's messages (`_webSocketMessages`), for the entry of its handshake.
+    var webSocketMessages: [WebSocketMessage]?
 
     /// Writes the entry as one JSON object.
     func write(to json: inout HARJSONWriter) {
@@ -115,6 +117,7 @@ struct HAREntry: Sendable {
         json.beginObject()
         json.endObject()
         writeTimings(to: &json)
+        writeWebSocket(to: &json)
         writeConvey(to: &json)
         json.endObject()
     }

@@ -87,6 +87,10 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
 
         var pings: [UInt64: PendingPing] = [:]
         var nextPing: UInt64 = 1
+        /// Reconnections since a message last arrived: what the policy's `maxAttempts` bounds.
+        var reconnections = 0
+        /// Who waits for the reader to wait for the app (the buffer's tests).
+        var readerWaitWatchers: [CheckedContinuation<Void, Never>] = []
         var endWaiters: [CheckedContinuation<Void, Never>] = []
 
         /// What the last link settled, for the app to read.
@@ -472,6 +476,7 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
         await link.events.message(message, sent: false)
         let capacity = settings.bufferSize
         let (consumers, waits) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+            state.reconnections = 0
             if state.ending != nil || state.appClosed && state.inboxBytes >= capacity { return ([], false) }
             state.inbox.append(message)
             state.inboxBytes += message.size
@@ -481,13 +486,33 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
         for consumer in consumers { consumer.resume() }
         guard waits else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let room = state.withLock { state in
-                if state.inboxBytes <= capacity / 2 || state.ending != nil || state.appClosed || state.link !== link { return true }
+            let (room, watchers) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                if state.inboxBytes <= capacity / 2 || state.ending != nil || state.appClosed || state.link !== link { return (true, []) }
                 state.producer = continuation
-                return false
+                defer { state.readerWaitWatchers.removeAll() }
+                return (false, state.readerWaitWatchers)
             }
+            for watcher in watchers { watcher.resume() }
             if room { continuation.resume() }
         }
+    }
+
+    /// Returns once the reader waits for the app to take messages (at once if it does): what the
+    /// tests of the incoming buffer's bound wait for.
+    func readerWaitsForApp() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waits = state.withLock { state in
+                if state.producer != nil || state.phase == .ended { return true }
+                state.readerWaitWatchers.append(continuation)
+                return false
+            }
+            if waits { continuation.resume() }
+        }
+    }
+
+    /// The bytes of messages waiting for the app, and how many messages the open link read.
+    var incoming: (bufferedBytes: Int, received: Int) {
+        state.withLock { ($0.inboxBytes, $0.link?.counts.value.received ?? 0) }
     }
 
     /// Whether the reader waits for the app to take messages: then pings are not due, since the
@@ -540,6 +565,10 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
                     if let frame = link.closeFrame(code: code, reason: reason) { bytes += frame }
                 }
             }
+            // Told before the bytes go, so that no answer to them is told first.
+            link.counts.withLock { $0.sent += messages.count }
+            for message in messages { await link.events.message(message, sent: true) }
+            for _ in 0..<pings { await link.events.ping(sent: true) }
             var written = true
             if !bytes.isEmpty {
                 do {
@@ -549,9 +578,6 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
                 }
             }
             wrote(batch.messageBytes)
-            link.counts.withLock { $0.sent += messages.count }
-            for message in messages { await link.events.message(message, sent: true) }
-            for _ in 0..<pings { await link.events.ping(sent: true) }
             if let compressionFailure { endLink(link, failure: compressionFailure, code: .internalServerError) }
             if let closing {
                 link.body.end(with: closing.failure)
@@ -796,13 +822,16 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
     }
 
     /// Opens new links after a drop, waiting between attempts as `policy` says (its backoff and
-    /// jitter, on the run's clock), up to its `maxAttempts` - 1 attempts in a row; gives up on a
-    /// failure no retry would change.
+    /// jitter, on the run's clock), up to its `maxAttempts` - 1 attempts in a row (a link that
+    /// opens but drops before a message arrives counts in the row); gives up on a handshake
+    /// failure the policy does not take as transient.
     private func reconnect(after drop: any Error, policy: RetryPolicy, clock: any RunClock) async {
-        var count = 0
         var last = drop
         while true {
-            count += 1
+            let count = state.withLock { state in
+                state.reconnections += 1
+                return state.reconnections
+            }
             // A dropped connection is a lost one, whatever ended it: transient, worth the backoff.
             let asked = Self.isDrop(last) ? ConveyError.transport(.connectionLost, url: state.value.head?.url,
                                                                   code: URLError.Code.networkConnectionLost.rawValue, reason: "dropped")
@@ -855,9 +884,11 @@ final class WebSocketSession: Sendable, DeadlineWatcher {
                 if state.phase == .ended {
                     state.endWaiters.removeAll()
                     state.pings.removeAll()
+                    state.readerWaitWatchers.removeAll()
                 }
             }
-            return (state.consumers, state.producer, Array(state.senders.values), state.phase == .ended ? state.endWaiters : [],
+            return (state.consumers, state.producer, Array(state.senders.values),
+                    state.phase == .ended ? state.endWaiters + state.readerWaitWatchers : [],
                     state.phase == .ended ? Array(state.pings.values) : [])
         }
         for consumer in consumers { consumer.resume() }

@@ -67,6 +67,61 @@ struct TestSocket: WebSocketTask {
     }
 }
 
+/// `count` random bytes, made eight at a time.
+func randomData(count: Int) -> Data {
+    var random = SystemRandomNumberGenerator()
+    var data = Data(count: (count + 7) / 8 * 8)
+    data.withUnsafeMutableBytes { bytes in
+        for offset in stride(from: 0, to: bytes.count, by: 8) {
+            bytes.storeBytes(of: random.next() as UInt64, toByteOffset: offset, as: UInt64.self)
+        }
+    }
+    return data.prefix(count)
+}
+
+/// The next message of a new loop over the connection's messages.
+func nextMessage(_ connection: WebSocketConnection) async throws -> WebSocketMessage? {
+    var messages = connection.messages.makeAsyncIterator()
+    return try await messages.next()
+}
+
+/// An observer a test waits on: `next()` returns once one more event whose line (as
+/// `EventRecorder` writes it) starts with `kind` has arrived.
+final class WebSocketEventWaiter: RunObserver {
+    private let kind: String
+    private let state = Locked<(arrived: Int, taken: Int, waiter: CheckedContinuation<Void, Never>?)>((0, 0, nil))
+
+    init(kind: String) {
+        self.kind = kind
+    }
+
+    func observe(_ event: RunEvent) async throws {
+        guard EventRecorder.line(for: event).hasPrefix(kind) else { return }
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.arrived += 1
+            guard let waiter = state.waiter else { return nil }
+            state.taken += 1
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    func next() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state in
+                if state.arrived > state.taken {
+                    state.taken += 1
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+}
+
 /// Reads messages until the connection ends, returning them and how it ended.
 func readAll(_ connection: WebSocketConnection) async -> (messages: [WebSocketMessage], error: (any Error)?) {
     var messages: [WebSocketMessage] = []
