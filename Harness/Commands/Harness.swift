@@ -7,7 +7,7 @@ enum Harness {
 
     static let commands: [Command] = [DemoCommand.command]
         + [HTTPMethod.get, .post, .put, .patch, .delete].map(RequestCommand.command(for:))
-        + [RecordedCommand.command, ReplayCommand.command, OutboxCommand.command, TLSCommand.command]
+        + [RecordedCommand.command, ReplayCommand.command, OutboxCommand.command, TLSCommand.command, WebSocketCommand.command]
 
     static var overview: String {
         let entries = commands.map { ($0.name, $0.summary) } + [("help [COMMAND|options]", "Shows help for a command, or every option beside curl's.")]

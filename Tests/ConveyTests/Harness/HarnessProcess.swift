@@ -45,9 +45,11 @@ enum HarnessProcess {
     /// - Parameters:
     ///   - interruptAfter: send SIGINT (Ctrl-C) after this long.
     ///   - timeout: terminate the process after this long; the test then fails on its output.
+    ///   - input: what the process reads on standard input, whole, then its end; `nil` leaves
+    ///     the test's own.
     static func run(_ arguments: [String], records: URL, environment: [String: String] = [:],
                     interruptAfter: Duration? = nil, timeout: Duration = .seconds(60),
-                    executable: URL? = executable) async throws -> HarnessRun {
+                    executable: URL? = executable, input: String? = nil) async throws -> HarnessRun {
         let executable = try #require(executable, "the executable is not built: run `swift build` (scripts/test builds it)")
         let scratch = FileManager.default.temporaryDirectory.appending(path: "convey-harness-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -73,6 +75,11 @@ enum HarnessProcess {
         process.environment = variables
         process.standardOutput = stdout
         process.standardError = stderr
+        if let input {
+            let inputFile = scratch.appending(path: "stdin")
+            try Data(input.utf8).write(to: inputFile)
+            process.standardInput = try FileHandle(forReadingFrom: inputFile)
+        }
         let running = RunningProcess(process)
 
         let exited = AsyncStream<Void> { continuation in
