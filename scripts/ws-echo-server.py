@@ -24,6 +24,8 @@ Routes (the path of the opening request; a query is allowed everywhere):
   /ping-client[?payload=P]  pings the client with P (default "convey"), waits up to 30 s for the
                             pong (a passing client answers at once; a loaded machine may take
                             seconds), then sends the text "pong P" or "no pong" and echoes.
+  /rooms/NAME/socket        a chat room (Docs/websockets.md's example): each text message goes to
+                            every connection in room NAME, the sender's included.
   /health                   plain HTTP 200 "ok" (no upgrade), for start-up checks.
   anything else             404 to the handshake.
 
@@ -45,6 +47,8 @@ from websockets.exceptions import ConnectionClosed
 
 MAX_MESSAGE = 32 << 20
 SUBPROTOCOLS = ["chat", "superchat"]
+# The connections of each chat room.
+ROOMS = {}
 
 
 def select_subprotocol(connection, offered):
@@ -58,7 +62,7 @@ def process_request(connection, request):
     path = urllib.parse.urlsplit(request.path).path
     if path == "/health":
         return connection.respond(http.HTTPStatus.OK, "ok\n")
-    known = path in ("/echo", "/auth/echo", "/handshake", "/ping-client") or path.startswith("/close/")
+    known = path in ("/echo", "/auth/echo", "/handshake", "/ping-client") or path.startswith("/close/") or is_room(path)
     if not known:
         return connection.respond(http.HTTPStatus.NOT_FOUND, f"no route {path}\n")
     if path.startswith("/auth/") and request.headers.get("Authorization") != "Bearer good":
@@ -66,6 +70,25 @@ def process_request(connection, request):
         response.headers["WWW-Authenticate"] = 'Bearer realm="convey"'
         return response
     return None
+
+
+def is_room(path):
+    parts = path.split("/")
+    return len(parts) == 4 and parts[1] == "rooms" and parts[2] != "" and parts[3] == "socket"
+
+
+async def chat(connection, room):
+    members = ROOMS.setdefault(room, set())
+    members.add(connection)
+    try:
+        async for message in connection:
+            for member in list(members):
+                try:
+                    await member.send(message)
+                except ConnectionClosed:
+                    pass
+    finally:
+        members.discard(connection)
 
 
 async def echo(connection):
@@ -94,6 +117,8 @@ async def handler(connection):
             for _ in range(int(query.get("after", ["0"])[0])):
                 await connection.send(await connection.recv())
             await connection.close(code, reason)
+        elif is_room(path):
+            await chat(connection, path.split("/")[2])
         elif path == "/ping-client":
             payload = query.get("payload", ["convey"])[0]
             waiter = await connection.ping(payload)
