@@ -42,6 +42,7 @@ let package = Package(
         .executableTarget(name: "HARBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/HARBench"),
         .executableTarget(name: "SeamBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/SeamBench"),
         .executableTarget(name: "TracingBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/TracingBench"),
+        .executableTarget(name: "WebSocketBench", dependencies: ["Convey", "BenchSupport"], path: "Harness/Benchmarks/WebSocketBench"),
         // A program the tests run as a child process: standard output into a pipe, no default server.
         .executableTarget(name: "ConveyFreshProcess", dependencies: ["Convey"], path: "Tests/FreshProcess"),
         .testTarget(name: "ConveyTests", dependencies: ["Convey", "ConveyTesting"], path: "Tests/ConveyTests"),

@@ -12,33 +12,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Samples resident memory every 50 ms while a workload runs, keeping the highest.
-final class MemoryWatch: @unchecked Sendable {  // guarded by: its NSLock, for `highest`; the sampler is set in init only
-    private let lock = NSLock()
-    private var highest: Double
-    let start: Double
-    private var sampler: Task<Void, Never>?
-
-    init() {
-        start = ProcessFigures.residentMB
-        highest = start
-        sampler = Task { [weak self] in
-            while (try? await Task.sleep(for: .milliseconds(50))) != nil {
-                guard let self else { return }
-                let now = ProcessFigures.residentMB
-                self.lock.withLock { self.highest = max(self.highest, now) }
-            }
-        }
-    }
-
-    /// Stops sampling; returns the growth above the start at its peak and at the end, in MB.
-    func stop() -> (peak: Double, end: Double) {
-        sampler?.cancel()
-        let end = ProcessFigures.residentMB
-        return lock.withLock { (max(highest, end) - start, end - start) }
-    }
-}
-
 /// A transport that is an event server in the same process: `count` small events, at
 /// `eventsPerSecond` or as fast as the reader takes them, honouring the sink's back-pressure.
 struct GeneratedEvents: ConveyTransport {
