@@ -97,6 +97,19 @@ struct WebSocketEchoTests {
         try await connection.close()
     }
 
+    @Test func aHandshakeToAnHTTP2ServerGoesOutAsHTTP11() async throws {
+        let transport = CurlTransport(configuration: CurlTransport.Configuration(tls: try TLSTestServers.trustingTheCA()))
+        let remote = Remote(name: "nginx-tls", url: try TLSTestServers.trusted("/"))
+        let server = webSocketServer(remote, transport: transport)
+        do {
+            _ = try await TestSocket(server: server, path: "").connect()
+            Issue.record("nginx serves no WebSocket: the connect should have failed")
+        } catch let error as HTTPError {
+            // nginx answered the HTTP/1.1 GET as a plain request: TLS negotiated HTTP/1.1, not h2.
+            #expect(error.statusCode < 500)
+        }
+    }
+
     @Test func aCertificateNobodyTrustsFailsTheHandshakeRun() async throws {
         let server = webSocketServer(try WebSocketServers.secureEcho())
         do {

@@ -64,6 +64,9 @@ final class CurlRawConnection: Sendable {
         // Through an HTTP proxy, a tunnel (CONNECT) for plain ws:// too: the bytes are not HTTP
         // requests the proxy could forward.
         easy.set(CURLOPT_HTTPPROXYTUNNEL, 1)
+        // TLS offers HTTP/1.1 alone (ALPN): the bytes Convey writes are HTTP/1.1, which an
+        // HTTP/2 server that negotiated h2 would not read.
+        easy.httpVersion = .http1_1
         if let connectTimeout {
             easy.set(CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(connectTimeout.components.seconds * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)))
         }
