@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 internal import CConveyCurlShim
 internal import CCurl
 import Foundation

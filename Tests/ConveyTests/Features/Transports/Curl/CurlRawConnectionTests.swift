@@ -1,4 +1,4 @@
-#if canImport(CConveyCurlShim)
+#if os(Linux) && canImport(CConveyCurlShim)
 import Foundation
 import Testing
 @_spi(Transport) @_spi(Tools) @testable import Convey
