@@ -114,8 +114,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
         }
         let made = attempts.made
         // With no step around the run, what the attempts made is what came back.
-        let stepsAround = !(run.chain.steps.first is RunStep<T, Delivery>)
-        if let made, !stepsAround || final.isSame(as: made.exchange) {
+        if let made, !attempts.hasStepsAround || final.isSame(as: made.exchange) {
             let payload = try await delivery.payload(final, staged: made.staged, holding: made.hold, plan: plan, deadline: run.deadline)
             return ServerResponse(payload: payload, exchange: final)
         }
@@ -154,7 +153,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
 /// (redirects, the cache, the app's exchange steps, the transport); above it, the app's steps
 /// around the run see the outcome. A class, so that the run keeps what its attempts made.
 final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
-    private let runner: TaskRunner<T>
+    private let task: T
     private let delivery: Delivery
     private let state: InlineLocked<State>
 
@@ -170,26 +169,32 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
         /// The first attempt, built while the run was planned; taken by the first send.
         var first: BuiltAttempt?
         /// The first attempt's request as built, which a step around the run may change: each
-        /// later attempt, built afresh, gets the same changes.
+        /// later attempt, built afresh, gets the same changes. `nil` with no step around the run.
         var original: OutgoingRequest?
+        var stepsAround = false
         var made: Made?
     }
 
-    init(runner: TaskRunner<T>, delivery: Delivery) {
-        self.runner = runner
+    init(task: T, delivery: Delivery) {
+        self.task = task
         self.delivery = delivery
         state = InlineLocked(State())
     }
 
-    /// The first attempt, built once the run was made.
-    func begin(with first: BuiltAttempt) {
+    /// The first attempt, built once the run was made; `stepsAround` when steps of the app's or
+    /// tracing's come before this one, which may change the request and the response.
+    func begin(with first: BuiltAttempt, stepsAround: Bool) {
         var original: OutgoingRequest?
-        if case .success(let request)? = first.request { original = request }
+        if stepsAround, case .success(let request)? = first.request { original = request }
         state.withLock { state in
             state.first = first
             state.original = original
+            state.stepsAround = stepsAround
         }
     }
+
+    /// Whether steps come before this one.
+    var hasStepsAround: Bool { state.value.stepsAround }
 
     /// What the attempts made, once they succeeded.
     var made: Made? { state.value.made }
@@ -255,7 +260,7 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
         while true {
             switch action {
             case .startAttempt:
-                var built = if let pending { pending } else { await TaskRunner.build(runner.task, delivery: delivery, plan: plan, run: run) }
+                var built = if let pending { pending } else { await TaskRunner.build(task, delivery: delivery, plan: plan, run: run) }
                 if pending == nil, let changes, case .success(var request)? = built.request {
                     changes.apply(to: &request)
                     built.request = .success(request)
@@ -329,7 +334,7 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
             run.completed(exchange)
 
             // Receive: the task's own look at the response, on the actor.
-            if plan.hooks.mustCall(.didReceiveResponse) { try await TaskRunner<T>.didReceiveResponse(runner.task, exchange: exchange) }
+            if plan.hooks.mustCall(.didReceiveResponse) { try await TaskRunner<T>.didReceiveResponse(task, exchange: exchange) }
 
             // Check: the status the task's rule makes an error.
             let head = exchange.head
@@ -373,7 +378,7 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
     private func failed(_ error: any Error, finally: Bool, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
         var asked: TimeInterval??
         if !finally, plan.hooks.mustCall(.retryInterval), let count = run.step({ machine in machine.asksRetryInterval(after: error) }) {
-            asked = .some(await TaskRunner<T>.retryInterval(runner.task, after: error, count: count, plan: plan))
+            asked = .some(await TaskRunner<T>.retryInterval(task, after: error, count: count, plan: plan))
         }
         return run.step { machine, now in
             machine.attemptFailed(error, at: now) { error, count in
@@ -427,12 +432,12 @@ extension TaskRunner {
         ActorVisits.entered(.start, for: T.self)
         let plan = RunPlan(task: task, start: start, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory,
                            bufferSize: delivery.bufferSize, readsBodyItself: delivery.readsBodyItself)
-        let attempts = RunStep(runner: TaskRunner(task: task, chain: chain, start: start), delivery: delivery)
+        let attempts = RunStep(task: task, delivery: delivery)
         let steps = chain.chain(for: task, plan: plan, start: start, run: attempts)
         let run = ActiveRun(plan: plan, taskType: T.self, chain: steps, observers: RunObservers(steps.observers, task: task), start: start)
         run.begin()
         let first = await build(task, delivery: delivery, plan: plan, run: run)
-        attempts.begin(with: first)
+        attempts.begin(with: first, stepsAround: !(steps.steps.first is RunStep<T, Delivery>))
         return (run, attempts, first)
     }
 
