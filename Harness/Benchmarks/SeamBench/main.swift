@@ -93,8 +93,29 @@ extension Sequence {
     }
 }
 
+/// Marks the start and the end of the one GET `scripts/bench-frames` counts the functions of: a
+/// debugger breaks on these names.
+/// (Each does something of its own, so that the optimizer cannot fold the two into one.)
+nonisolated(unsafe) var framesMark = 0
+@_silgen_name("convey_frames_begin") @inline(never) @_optimize(none) func framesBegin() { framesMark = 1 }
+@_silgen_name("convey_frames_end") @inline(never) @_optimize(none) func framesEnd() { framesMark = 2 }
+
+/// `--one-get`: warmed up, one small GET from nginx between the two marks, for `scripts/bench-frames`.
+func oneGet() async throws {
+    guard let text = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"], let nginx = URL(string: text) else { return }
+    let server = await server(.plain, remote: Remote(name: "nginx", url: nginx), stubbed: false)
+    for _ in 0..<200 { try await Small(server: server).send() }
+    framesBegin()
+    try await Small(server: server).send()
+    framesEnd()
+}
+
 let requests = option("--requests", default: 8000)
 let rounds = option("--rounds", default: 5)
+if CommandLine.arguments.contains("--one-get") {
+    try await oneGet()
+    exit(0)
+}
 do {
     guard let stub = Remote(name: "stub", string: "http://stub.invalid") else { throw CancellationError() }
     try await figures("A stubbed run", remote: stub, stubbed: true, requests: requests, rounds: rounds)

@@ -12,15 +12,17 @@ enum RunChain: ChainMaking {
         let configuration = plan.server.storedConfiguration
         let tracing = TracePolicy(of: plan, start: start)
         let metrics = MetricsStep(plan: plan)
-        let appRunSteps = configuration.interceptors + task.interceptors
-        let appExchangeSteps = configuration.exchangeInterceptors + task.exchangeInterceptors
+        let taskRunSteps = task.interceptors
+        let taskExchangeSteps = task.exchangeInterceptors
         let fixtures = HARFixtures.current.reversed()
         var steps: [any ChainStep] = []
-        steps.reserveCapacity(appRunSteps.count + appExchangeSteps.count + 8)
+        steps.reserveCapacity(configuration.runSteps.count + taskRunSteps.count + configuration.exchangeSteps.count
+                              + taskExchangeSteps.count + 8)
 
         // Around the run, once: its span, then the app's steps (the server's, then the task's).
         if let tracing { steps.append(RunSpanStep(policy: tracing, name: RunLabel.taskName(of: Task.self, start: start))) }
-        steps += appRunSteps.map(AppStep.init)
+        steps += configuration.runSteps
+        for step in taskRunSteps { steps.append(AppStep(interceptor: step)) }
         // The run itself: its attempts, retries, credential refresh and deadline, owned by its machine.
         steps.append(run)
 
@@ -38,7 +40,8 @@ enum RunChain: ChainMaking {
         // Around each exchange on the wire: the app's steps, the trace headers and client span,
         // the request's measurements, a HAR file's record of what went out and came back, then
         // the transport, or for a WebSocket's handshake the stream it opens on the transport.
-        steps += appExchangeSteps.map(AppStep.init)
+        steps += configuration.exchangeSteps
+        for step in taskExchangeSteps { steps.append(AppStep(interceptor: step)) }
         if tracing != nil { steps.append(ExchangeSpanStep()) }
         if let metrics { steps.append(metrics) }
         steps += fixtures.compactMap(HARCaptureStep.init)

@@ -134,6 +134,36 @@ struct SlowExchangeLog: RunObserver {
 }
 // interceptors:observer:end
 
+// interceptors:download-meter:begin
+/// Counts the bytes of every response body, per host, as they go up: around each exchange, a
+/// download to a file is counted chunk by chunk as its writer pulls it, with nothing held.
+struct DownloadMeter: Interceptor {
+    let count: @Sendable (_ host: String, _ bytes: Int) -> Void
+
+    func intercept(_ request: OutgoingRequest,
+                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+        let response = try await next(request)
+        let host = request.url.host() ?? ""
+        return response.replacing(body: response.body.observed(chunk: { count(host, $0.count) }))
+    }
+}
+// interceptors:download-meter:end
+
+// interceptors:body-tee:begin
+/// Sends a copy of every body chunk to `copy` as the reader takes it, and `ended` how the body
+/// ended: the app reads the stream, and an audit log gets the same bytes, with nothing held.
+struct BodyTee: Interceptor {
+    let copy: @Sendable (Data) -> Void
+    let ended: @Sendable ((any Error)?) -> Void
+
+    func intercept(_ request: OutgoingRequest,
+                   next: (OutgoingRequest) async throws -> ServerResponse<Data>) async throws -> ServerResponse<Data> {
+        let response = try await next(request)
+        return response.replacing(body: response.body.observed(chunk: copy, end: ended))
+    }
+}
+// interceptors:body-tee:end
+
 /// A clock a test moves by hand, for the circuit breaker.
 private final class HandClock: Sendable {
     private let current = Locked(ContinuousClock.now)
@@ -152,7 +182,7 @@ struct InterceptorDocsExampleTests {
     private static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    @Test(arguments: ["signing", "rate-limit", "circuit-breaker", "observer"])
+    @Test(arguments: ["signing", "rate-limit", "circuit-breaker", "observer", "download-meter", "body-tee"])
     func thePageShowsTheExampleWhole(_ name: String) throws {
         let source = try String(contentsOf: URL(filePath: #filePath), encoding: .utf8)
         let start = try #require(source.range(of: "// interceptors:\(name):begin\n")).upperBound
@@ -213,5 +243,32 @@ struct InterceptorDocsExampleTests {
         try await Fetch(server: server).send()
         #expect(lines.value.count == 1)
         #expect(lines.value.first?.hasPrefix("slow: GET /item → 200") == true)
+    }
+
+    @Test(.wire) func theMeterCountsADownloadToAFileAsItsWriterPullsIt() async throws {
+        try await withTemporaryFolder { folder in
+            let counted = Locked<[String: Int]>([:])
+            let server = ConveyServer(remote: try TestServers.nginx(), configuration: ServerConfiguration(echoSink: { _ in }))
+            server.configuration.exchangeInterceptors = [DownloadMeter { host, bytes in counted.withLock { $0[host, default: 0] += bytes } }]
+            let file = try await Fetch(server: server, path: "200k.bin").download(to: folder.appending(path: "200k.bin"))
+            #expect(try Data(contentsOf: file.payload).count == 200 << 10)
+            #expect(counted.value == ["127.0.0.1": 200 << 10])
+        }
+    }
+
+    @Test func theTeeCopiesAStreamAsItIsReadAndHearsItsEnd() async throws {
+        let copied = Locked(Data())
+        let ends = Locked<[String]>([])
+        let body = Data((0..<(300 << 10)).map { UInt8($0 % 199) })
+        let server = try stubServer(StubTransport { request in TransportResponse(url: request.request.url, body: body) }) {
+            $0.exchangeInterceptors = [BodyTee(copy: { chunk in copied.withLock { $0.append(chunk) } },
+                                               ended: { error in ends.withLock { $0.append(error.map { "\($0)" } ?? "whole") } })]
+        }
+        let response = try await Fetch(server: server).stream()
+        var read = Data()
+        for try await chunk in response.payload { read.append(chunk) }
+        #expect(read == body)
+        #expect(copied.value == body)
+        #expect(ends.value == ["whole"])
     }
 }

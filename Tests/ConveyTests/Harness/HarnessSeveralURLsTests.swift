@@ -52,7 +52,7 @@ struct HarnessSeveralURLsTests {
         let lines = run.stderr.split(separator: "\n").map(String.init)
         let header = try #require(lines.lastIndex(of: "Metrics  http.client.request.duration"), "\(run.stderr)")
         #expect(lines.filter { $0 == "Metrics  http.client.request.duration" }.count == 1)
-        #expect(header > (lines.lastIndex { $0.contains("404") } ?? -1))
+        #expect(header > (lines.lastIndex { $0.contains("/status/404") } ?? -1))
         // One row per host and status, each counting the requests the runs put on the wire.
         let rows = lines[(header + 2)...].map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
         #expect(rows.map { $0.count >= 3 ? "\($0[1]) \($0[2])" : "" } == ["200 1", "404 1"])

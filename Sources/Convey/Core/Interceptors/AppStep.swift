@@ -10,7 +10,8 @@ struct AppStep: ChainStep {
 
     func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
         let response = try await interceptor.intercept(request.request) { changed in
-            try FieldValidation.check(changed, source: .interceptor)
+            // What the step changed is checked like any request; what it passed on unchanged was already.
+            if changed != request.request { try FieldValidation.check(changed, source: .interceptor) }
             var forwarded = request
             forwarded.request = changed
             let exchange = try await next(forwarded, context)

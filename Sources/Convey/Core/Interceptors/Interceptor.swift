@@ -21,8 +21,9 @@ import Foundation
 ///
 /// A step may change the request before it calls `next`, look at the response `next` returns
 /// or return another (`ServerResponse(answering:statusCode:headers:body:)`,
-/// `replacing(head:)`, `replacing(data:)`), answer on its own without calling `next`, wait, or
-/// throw. What it throws reaches the task's `didFail(with:)` and the server's
+/// `replacing(head:)`, `replacing(data:)`, `replacing(body:)`), wrap its body as it goes up
+/// (`body.observed(chunk:end:)`, `body.mapChunks(_:)`), answer on its own without calling
+/// `next`, wait, or throw. What it returns is what the steps above it and the run get. What it throws reaches the task's `didFail(with:)` and the server's
 /// `didFinish(task:response:error:)` as it is, never wrapped; what `next` throws is a
 /// `ConveyError` or an `HTTPError`, as the task would see it.
 ///
@@ -36,16 +37,17 @@ import Foundation
 /// - **around each exchange on the wire** (`ServerConfiguration.exchangeInterceptors`): called
 ///   once for every attempt and every redirect hop, with the request exactly as it goes out,
 ///   credentials included, after the cross-origin redirect rules dropped those that may not
-///   follow a hop. The cache answers before these steps: they see only what reaches the network.
+///   follow a hop. The cache and HAR fixtures answer before these steps: they see only what
+///   reaches the network.
 ///
 /// A step runs in the run's own task (the caller's), off `@ConveyActor`: the caller's cancellation
 /// ends its waits at once. Its waits count toward the run's total timeout: a stop from elsewhere
 /// (the deadline, a tag) ends the run as soon as the step goes on. The response's `data` is the
 /// body when the run keeps it in memory (`download()`, `send()`); for a download to a file or a
-/// stream it is empty, the body having gone to its destination as it arrived, and a step there
-/// may look at the response but cannot replace it once `next` returned (what it returns instead
-/// is not used). Around the run, a step answering a download to a file on its own fails the run
-/// with `ConveyError.downloadFailed`: answer those from a step around each exchange.
+/// stream it is empty and `body` is the body as it arrives, which whatever sits at the top reads
+/// (the file writer, your loop). Around the run, a download's body is in its file already (each
+/// attempt writes it): a body a step there hands on of its own is written to the file instead.
+/// See Docs/interceptors.md, "What a step may do with a body".
 public protocol Interceptor: Sendable {
     /// Handles `request`: pass it (changed or not) to `next` and return what comes back (looked at
     /// or replaced), or return a response of your own without calling `next`.

@@ -1,8 +1,11 @@
 import Foundation
 
 /// One run of a task in progress, from `download()` (or `send()`, `stream()`, a file download)
-/// until it returns: its `RunStateMachine`, whose states own what the run waits on, and the
-/// carrying out of stops that come from outside the run's own task.
+/// until it returns: what its steps share (its plan, its chain and observers, how it was started,
+/// the values features keep for it under keys of their own, `RunValueKey`, as OkHttp's request
+/// tags), its `RunStateMachine`, whose states own what the run waits on, and the carrying out of
+/// stops that come from outside the run's own task. One object, so that a run costs one allocation
+/// for all of it.
 ///
 /// The run executes in its caller's task, off `@ConveyActor`. A stop (cancellation by tag or
 /// type, the caller's task cancelled, the deadline) reaches the machine under the run's lock, from
@@ -10,6 +13,15 @@ import Foundation
 /// transport registered, `ExchangeCancellation`, or the task a transport that registers none runs
 /// in) or the retry wait. The caller's task itself is never cancelled by a stop.
 final class ActiveRun: DeadlineWatcher, Sendable {
+    /// The run's settings, read once.
+    let plan: RunPlan
+    /// The run's steps, and who hears of it.
+    let chain: Chain
+    let observers: RunObservers
+    /// How the run was started: where it goes, whether the server hears of it, its first values.
+    let start: RunStart
+    /// The values features keep for the run.
+    private let values: InlineLocked<[ObjectIdentifier: any Sendable]>
     /// The task's `sessionTag`.
     let tag: String?
     /// The type of the task being run.
@@ -36,14 +48,27 @@ final class ActiveRun: DeadlineWatcher, Sendable {
         var lateStop: RunStateMachine.Stop?
     }
 
-    init(tag: String?, taskType: any DownloadingTask.Type, totalTimeout: Duration?, clock: any RunClock) {
-        self.tag = tag
+    init(plan: RunPlan, taskType: any DownloadingTask.Type, chain: Chain, observers: RunObservers, start: RunStart) {
+        self.plan = plan
+        self.chain = chain
+        self.observers = observers
+        self.start = start
+        values = InlineLocked(start.values.stored)
+        tag = plan.tag
         self.taskType = taskType
+        let clock = plan.clock
+        let totalTimeout = plan.totalTimeout
         self.clock = clock
         let machine = RunStateMachine(totalTimeout: totalTimeout, startingAt: clock.now)
         state = InlineLocked(Guarded(machine: machine))
         deadlineInstant = machine.deadline
         self.totalTimeout = totalTimeout
+    }
+
+    /// The value kept under `key`, if any.
+    subscript<Key: RunValueKey>(key: Key.Type) -> Key.Value? {
+        get { values.withLock { $0[ObjectIdentifier(key)] } as? Key.Value }
+        set { values.withLock { $0[ObjectIdentifier(key)] = newValue } }
     }
 
     /// The attempt in progress, from 1.

@@ -56,11 +56,11 @@ struct ChainNext: Sendable {
     }
 }
 
-/// What a step knows of the run it is part of: the plan, the run's lifecycle, its observers and
+/// What a step knows of the run it is part of (`ActiveRun`): the plan, the run's lifecycle, its observers and
 /// the values features keep for it, and which attempt a request belongs to.
 struct StepContext: Sendable {
     /// The run.
-    let run: RunContext
+    let run: ActiveRun
     /// The attempt the request belongs to, from 1: set by the run's own step for each attempt.
     var attempt: Int
 

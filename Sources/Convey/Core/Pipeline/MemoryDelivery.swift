@@ -8,21 +8,17 @@ struct MemoryDelivery<T: DownloadingTask>: ResponseDelivery {
     var keepsBodyInMemory: Bool { true }
 
     func stage(_ exchange: inout Exchange, holding hold: (any AttemptHold)?, plan: RunPlan) async throws -> T.DownloadPayload {
-        try await decode(&exchange, plan: plan)
+        // A step may have handed on a stream: read it into memory within the size limit first.
+        if case .stream = exchange.body {
+            exchange.body = .data(try await exchange.body.collected(limit: plan.sizeLimit, url: exchange.head.url))
+        }
+        return try PayloadDecoding.decode(T.DownloadPayload.self, from: exchange.data, using: plan.decoder, url: exchange.request.url)
     }
 
     func payload(_ exchange: Exchange, staged: T.DownloadPayload?, holding hold: (any AttemptHold)?, plan: RunPlan,
                  deadline: RunDeadline?) async throws -> T.DownloadPayload {
         if let staged { return staged }
         return try PayloadDecoding.decode(T.DownloadPayload.self, from: exchange.data, using: plan.decoder, url: exchange.request.url)
-    }
-
-    /// The payload of `exchange`'s body, which a step may have handed on as a stream: read into
-    /// memory within the size limit first.
-    private func decode(_ exchange: inout Exchange, plan: RunPlan) async throws -> T.DownloadPayload {
-        let data = try await exchange.body.collected(limit: plan.sizeLimit, url: exchange.head.url)
-        exchange.body = .data(data)
-        return try PayloadDecoding.decode(T.DownloadPayload.self, from: data, using: plan.decoder, url: exchange.request.url)
     }
 
     var callsDidFinish: Bool { true }

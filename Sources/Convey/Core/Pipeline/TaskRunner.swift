@@ -61,35 +61,33 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
     /// cancelled reaches the run's machine through the one cancellation handler here. The hooks
     /// that end a run run once its outcome is known, after the steps around it.
     func run<Delivery: ResponseDelivery>(_ delivery: Delivery) async throws -> ServerResponse<Delivery.Output> {
-        let (context, attempts, first) = await Self.start(task, delivery: delivery, start: start, chain: chain)
-        let lifecycle = context.lifecycle
-        defer { lifecycle.end() }
-        await context.observers.emit(.runStarted, attempt: 1)
+        let (run, attempts, first) = await Self.start(task, delivery: delivery, start: start, chain: chain)
+        defer { run.end() }
+        await run.observers.emit(.runStarted, attempt: 1)
         let outcome: Result<ServerResponse<Delivery.Output>, any Error>
         do {
             outcome = .success(try await withTaskCancellationHandler {
-                try await respond(delivery, context: context, attempts: attempts, first: first)
+                try await respond(delivery, run: run, attempts: attempts, first: first)
             } onCancel: {
-                lifecycle.cancel()
+                run.cancel()
             })
         } catch {
             attempts.release()
             outcome = .failure(error is CancellationError ? ConveyError.cancelled : error)
         }
-        lifecycle.abandon()
-        let observers = context.observers
+        run.abandon()
         switch outcome {
         case .success(let response):
-            await Self.finish(task, delivery: delivery, plan: context.plan, response: response)
-            await observers.emit(.runFinished(ServerResponse(payload: response.data, exchange: response.exchange), error: nil),
-                                 attempt: lifecycle.attemptNumber)
+            await Self.finish(task, delivery: delivery, plan: run.plan, response: response)
+            await run.observers.emit(.runFinished(ServerResponse(payload: response.data, exchange: response.exchange), error: nil),
+                                     attempt: run.attemptNumber)
             return response
         case .failure(let error):
             Defects.assertNone(error)
-            let lastExchange = lifecycle.lastExchange
-            await Self.finish(task, plan: context.plan, failure: error, lastExchange: lastExchange)
-            await observers.emit(.runFinished(lastExchange.map { ServerResponse(payload: $0.data, exchange: $0) }, error: error),
-                                 attempt: lifecycle.attemptNumber)
+            let lastExchange = run.lastExchange
+            await Self.finish(task, plan: run.plan, failure: error, lastExchange: lastExchange)
+            await run.observers.emit(.runFinished(lastExchange.map { ServerResponse(payload: $0.data, exchange: $0) }, error: error),
+                                     attempt: run.attemptNumber)
             throw error
         }
     }
@@ -97,54 +95,55 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
     /// The run's chain from the top with the first attempt's request, then the payload of what the
     /// outermost step returned: the attempts' own response, whose payload they made, or another,
     /// whose status and payload then follow from it.
-    private func respond<Delivery: ResponseDelivery>(_ delivery: Delivery, context: RunContext, attempts: RunStep<T, Delivery>,
+    private func respond<Delivery: ResponseDelivery>(_ delivery: Delivery, run: ActiveRun, attempts: RunStep<T, Delivery>,
                                                      first: BuiltAttempt) async throws -> ServerResponse<Delivery.Output> {
-        let plan = context.plan
+        let plan = run.plan
         let request: TransportRequest
         switch first.request {
         case .success(let built)?:
-            request = Self.transportRequest(built, bodyFile: first.bodyFile, plan: plan, lifecycle: context.lifecycle)
+            request = Self.transportRequest(built, bodyFile: first.bodyFile, plan: plan, run: run)
         case .failure, nil:
             // A run whose first request could not be built is its attempts' failure: the steps
             // around the run get nothing to change.
-            try await attempts.answerUnbuilt(context: context)
+            try await attempts.answerUnbuilt(run: run)
         }
-        var final = try await context.chain.proceed(request, context: StepContext(run: context, attempt: 1))
-        if let stopped = context.lifecycle.lateStopError {
+        var final = try await run.chain.proceed(request, context: StepContext(run: run, attempt: 1))
+        if let stopped = run.lateStopError {
             final.body.close()
             throw stopped
         }
         let made = attempts.made
-        if let made, final.isSame(as: made.exchange) {
-            let payload = try await delivery.payload(final, staged: made.staged, holding: made.hold, plan: plan, deadline: context.lifecycle.deadline)
+        // With no step around the run, what the attempts made is what came back.
+        if let made, !attempts.hasStepsAround || final.isSame(as: made.exchange) {
+            let payload = try await delivery.payload(final, staged: made.staged, holding: made.hold, plan: plan, deadline: run.deadline)
             return ServerResponse(payload: payload, exchange: final)
         }
         // A step around the run answered on its own, or changed what the attempts made (a body it
         // no longer reads ends when the last reference to it goes). A run that keeps its body in
         // memory gets it there, whatever the step handed on.
         if plan.keepsBodyInMemory { final.body = .data(try await final.body.collected(limit: plan.sizeLimit, url: final.head.url)) }
-        context.lifecycle.completed(final)
+        run.completed(final)
         if plan.status.throwsError(forStatus: final.head.statusCode) {
             let body = await final.body.prefix(HTTPError.bodyLimit(for: final.body))
             throw HTTPError(statusCode: final.head.statusCode, body: body, headers: final.head.fields.combined,
                             url: final.request.url, method: final.request.method)
         }
-        context.lifecycle.abandon()
+        run.abandon()
         // A changed head over the attempts' own body keeps what they made of it (a decoded payload,
         // a file written); a body of the step's own is made into the payload anew.
         let staged = made.flatMap { made in final.body.isSame(as: made.exchange.body) ? made.staged : nil }
-        let payload = try await delivery.payload(final, staged: staged, holding: made?.hold, plan: plan, deadline: context.lifecycle.deadline)
+        let payload = try await delivery.payload(final, staged: staged, holding: made?.hold, plan: plan, deadline: run.deadline)
         return ServerResponse(payload: payload, exchange: final)
     }
 
     /// The request a transport gets for `request`, with the run's settings.
-    static func transportRequest(_ request: OutgoingRequest, bodyFile: URL?, plan: RunPlan, lifecycle: ActiveRun) -> TransportRequest {
+    static func transportRequest(_ request: OutgoingRequest, bodyFile: URL?, plan: RunPlan, run: ActiveRun) -> TransportRequest {
         var sent = TransportRequest(request: request, bodyFile: bodyFile, timeout: plan.idleTimeout,
                                     allowsExpensiveNetworkAccess: plan.allowsExpensiveNetworkAccess,
                                     allowsConstrainedNetworkAccess: plan.allowsConstrainedNetworkAccess)
         sent.maximumResponseHeadSize = plan.headSizeLimit
         sent.expectsLargeBody = !plan.keepsBodyInMemory
-        sent.cancellation = ExchangeCancellation(run: lifecycle)
+        sent.cancellation = ExchangeCancellation(run: run)
         return sent
     }
 }
@@ -154,7 +153,7 @@ struct TaskRunner<T: DownloadingTask>: Sendable {
 /// (redirects, the cache, the app's exchange steps, the transport); above it, the app's steps
 /// around the run see the outcome. A class, so that the run keeps what its attempts made.
 final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
-    private let runner: TaskRunner<T>
+    private let task: T
     private let delivery: Delivery
     private let state: InlineLocked<State>
 
@@ -170,18 +169,32 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
         /// The first attempt, built while the run was planned; taken by the first send.
         var first: BuiltAttempt?
         /// The first attempt's request as built, which a step around the run may change: each
-        /// later attempt, built afresh, gets the same changes.
+        /// later attempt, built afresh, gets the same changes. `nil` with no step around the run.
         var original: OutgoingRequest?
+        var stepsAround = false
         var made: Made?
     }
 
-    init(runner: TaskRunner<T>, delivery: Delivery, first: BuiltAttempt) {
-        self.runner = runner
+    init(task: T, delivery: Delivery) {
+        self.task = task
         self.delivery = delivery
-        var original: OutgoingRequest?
-        if case .success(let request)? = first.request { original = request }
-        state = InlineLocked(State(first: first, original: original))
+        state = InlineLocked(State())
     }
+
+    /// The first attempt, built once the run was made; `stepsAround` when steps of the app's or
+    /// tracing's come before this one, which may change the request and the response.
+    func begin(with first: BuiltAttempt, stepsAround: Bool) {
+        var original: OutgoingRequest?
+        if stepsAround, case .success(let request)? = first.request { original = request }
+        state.withLock { state in
+            state.first = first
+            state.original = original
+            state.stepsAround = stepsAround
+        }
+    }
+
+    /// Whether steps come before this one.
+    var hasStepsAround: Bool { state.value.stepsAround }
 
     /// What the attempts made, once they succeeded.
     var made: Made? { state.value.made }
@@ -216,7 +229,7 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
         } else {
             // A step around the run sending the request again: the run goes on with a new attempt.
             previous?.hold?.release()
-            try context.run.lifecycle.sendingAgain().proceedOrThrow()
+            try context.run.sendingAgain().proceedOrThrow()
         }
         let made = try await attempts(first: firstAttempt, changes: changes, context: context, next: next)
         state.withLock { $0.made = made }
@@ -225,12 +238,12 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
 
     /// The run of a task whose first request could not be built (no remote, a disabled server, an
     /// invalid URL or field): its attempts fail as the machine decides, with no step around them.
-    func answerUnbuilt(context: RunContext) async throws -> Never {
+    func answerUnbuilt(run: ActiveRun) async throws -> Never {
         let first = state.withLock { state in
             defer { state.first = nil }
             return state.first
         }
-        _ = try await attempts(first: first, changes: nil, context: StepContext(run: context, attempt: 1), next: ChainNext.none)
+        _ = try await attempts(first: first, changes: nil, context: StepContext(run: run, attempt: 1), next: ChainNext.none)
         throw RunnerDefect(description: "Convey internal error: a run whose request could not be built succeeded")
     }
 
@@ -239,7 +252,6 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
     /// `first` when it is built already; each attempt built here gets the steps' `changes`.
     private func attempts(first: BuiltAttempt?, changes: RequestChanges?, context: StepContext, next: ChainNext) async throws -> Made {
         let run = context.run
-        let lifecycle = run.lifecycle
         let plan = run.plan
         var pending = first
         var credentialGeneration = first?.credentialGeneration ?? 0
@@ -248,7 +260,7 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
         while true {
             switch action {
             case .startAttempt:
-                var built = if let pending { pending } else { await TaskRunner.build(runner.task, delivery: delivery, plan: plan, run: lifecycle) }
+                var built = if let pending { pending } else { await TaskRunner.build(task, delivery: delivery, plan: plan, run: run) }
                 if pending == nil, let changes, case .success(var request)? = built.request {
                     changes.apply(to: &request)
                     built.request = .success(request)
@@ -259,21 +271,21 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
             case .refreshCredentials(let unauthorized, let release):
                 release?.release()
                 let refreshed = await TaskRunner<T>.refreshCredentials(plan.server, after: unauthorized, sentGeneration: credentialGeneration)
-                await run.observers.emit(.credentialRefresh(refreshed: refreshed), attempt: lifecycle.attemptNumber)
-                action = lifecycle.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1) }
+                await run.observers.emit(.credentialRefresh(refreshed: refreshed), attempt: run.attemptNumber)
+                action = run.step { $0.credentialRefreshEnded(refreshed: refreshed, at: $1) }
             case .waitToRetry(let duration, let release):
                 release?.release()
-                action = await lifecycle.waitToRetry(duration, using: plan.retryWaiter)
+                action = await run.waitToRetry(duration, using: plan.retryWaiter)
             case .succeed:
                 // The machine succeeds a run only after an attempt made its payload.
                 guard let made else {
-                    action = lifecycle.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")) }
+                    action = run.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine succeeded without a payload")) }
                     continue
                 }
                 return made
             case .proceed:
                 // Only a step within an attempt proceeds; the attempt's end always decides.
-                action = lifecycle.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")) }
+                action = run.step { $0.defect(RunnerDefect(description: "Convey internal error: the run's machine said to proceed after an attempt")) }
             case .fail(let error, let release):
                 release?.release()
                 throw error
@@ -287,7 +299,6 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
     /// whose action comes back; `made` becomes what the run made when the attempt succeeded.
     private func attempt(_ built: BuiltAttempt, context: StepContext, next: ChainNext, made: inout Made?) async -> RunStateMachine.RunAction {
         let run = context.run
-        let lifecycle = run.lifecycle
         let plan = run.plan
         await run.observers.emit(.attemptStarted, attempt: built.number)
         var action = RunStateMachine.RunAction.startAttempt
@@ -302,14 +313,14 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
             sentRequest = request
 
             // Send: through the rest of the chain.
-            try lifecycle.step { machine in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
+            try run.step { machine in machine.exchangeStarting(url: request.url) }.proceedOrThrow()
             var attemptContext = context
             attemptContext.attempt = built.number
-            var exchange = try await next(TaskRunner<T>.transportRequest(request, bodyFile: built.bodyFile, plan: plan, lifecycle: lifecycle),
+            var exchange = try await next(TaskRunner<T>.transportRequest(request, bodyFile: built.bodyFile, plan: plan, run: run),
                                           attemptContext)
             // A body still arriving is what a stop ends from now on.
             let reading: (any CancellableWork)? = if case .stream(let source) = exchange.body { BodyReading(source: source) } else { nil }
-            try lifecycle.step { machine in machine.responseReceived(reading: reading) }.proceedOrThrow()
+            try run.step { machine in machine.responseReceived(reading: reading) }.proceedOrThrow()
             exchange.startedAt = startedAt
             exchange.duration = clock.duration(to: .now)
             exchange.attemptNumber = built.number
@@ -320,10 +331,10 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
                 exchange.body = .data(await exchange.body.prefix(HTTPError.streamedBodyLimit))
             }
             completed = exchange
-            lifecycle.completed(exchange)
+            run.completed(exchange)
 
             // Receive: the task's own look at the response, on the actor.
-            if plan.hooks.mustCall(.didReceiveResponse) { try await TaskRunner<T>.didReceiveResponse(runner.task, exchange: exchange) }
+            if plan.hooks.mustCall(.didReceiveResponse) { try await TaskRunner<T>.didReceiveResponse(task, exchange: exchange) }
 
             // Check: the status the task's rule makes an error.
             let head = exchange.head
@@ -335,7 +346,7 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
 
             // The delivery's part: decoded, a file written and checked, a stream's type checked.
             let staged = try await delivery.stage(&exchange, holding: built.hold, plan: plan)
-            action = lifecycle.step { machine in machine.payloadReady() }
+            action = run.step { machine in machine.payloadReady() }
             if case .succeed(let hold) = action { made = Made(exchange: exchange, staged: staged, hold: hold) }
         } catch {
             failure = error is CancellationError ? ConveyError.cancelled : error
@@ -344,9 +355,9 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
         if let failure {
             if failure is any ConveyDefect {
                 // A defect in Convey ends the run as it is: never retried.
-                action = lifecycle.step { $0.defect(failure) }
+                action = run.step { $0.defect(failure) }
             } else {
-                action = await failed(failure, finally: built.isFinal, plan: plan, lifecycle: lifecycle)
+                action = await failed(failure, finally: built.isFinal, plan: plan, run: run)
             }
         }
         if let stagedFile = built.stagedFile { try? FileManager.default.removeItem(at: stagedFile) }
@@ -364,12 +375,12 @@ final class RunStep<T: DownloadingTask, Delivery: ResponseDelivery>: ChainStep {
     /// The machine's action after an attempt failed with `error`: asks the task's
     /// `retryInterval(afterError:count:)` (on the actor, when the task has its own) only where
     /// the machine would, and never for an attempt that could not start (`finally`).
-    private func failed(_ error: any Error, finally: Bool, plan: RunPlan, lifecycle: ActiveRun) async -> RunStateMachine.RunAction {
+    private func failed(_ error: any Error, finally: Bool, plan: RunPlan, run: ActiveRun) async -> RunStateMachine.RunAction {
         var asked: TimeInterval??
-        if !finally, plan.hooks.mustCall(.retryInterval), let count = lifecycle.step({ machine in machine.asksRetryInterval(after: error) }) {
-            asked = .some(await TaskRunner<T>.retryInterval(runner.task, after: error, count: count, plan: plan))
+        if !finally, plan.hooks.mustCall(.retryInterval), let count = run.step({ machine in machine.asksRetryInterval(after: error) }) {
+            asked = .some(await TaskRunner<T>.retryInterval(task, after: error, count: count, plan: plan))
         }
-        return lifecycle.step { machine, now in
+        return run.step { machine, now in
             machine.attemptFailed(error, at: now) { error, count in
                 if finally { return nil }
                 if let asked { return asked }
@@ -417,17 +428,17 @@ extension TaskRunner {
     /// run's first visit to the actor.
     @ConveyActor
     private static func start<Delivery: ResponseDelivery>(_ task: T, delivery: Delivery, start: RunStart, chain: any ChainMaking.Type)
-        async -> (RunContext, RunStep<T, Delivery>, BuiltAttempt) {
+        async -> (ActiveRun, RunStep<T, Delivery>, BuiltAttempt) {
         ActorVisits.entered(.start, for: T.self)
         let plan = RunPlan(task: task, start: start, deliveryTimeout: delivery.totalTimeout, keepsBodyInMemory: delivery.keepsBodyInMemory,
                            bufferSize: delivery.bufferSize, readsBodyItself: delivery.readsBodyItself)
-        let lifecycle = ActiveRun(tag: plan.tag, taskType: T.self, totalTimeout: plan.totalTimeout, clock: plan.clock)
-        lifecycle.begin()
-        let first = await build(task, delivery: delivery, plan: plan, run: lifecycle)
-        let attempts = RunStep(runner: TaskRunner(task: task, chain: chain, start: start), delivery: delivery, first: first)
-        let made = chain.chain(for: task, plan: plan, start: start, run: attempts)
-        let context = RunContext(plan: plan, chain: made, observers: RunObservers(made.observers, task: task), lifecycle: lifecycle, start: start)
-        return (context, attempts, first)
+        let attempts = RunStep(task: task, delivery: delivery)
+        let steps = chain.chain(for: task, plan: plan, start: start, run: attempts)
+        let run = ActiveRun(plan: plan, taskType: T.self, chain: steps, observers: RunObservers(steps.observers, task: task), start: start)
+        run.begin()
+        let first = await build(task, delivery: delivery, plan: plan, run: run)
+        attempts.begin(with: first, stepsAround: !(steps.steps.first is RunStep<T, Delivery>))
+        return (run, attempts, first)
     }
 
     /// Builds an attempt's request: the body, the layered fields, the delivery's own fields, then

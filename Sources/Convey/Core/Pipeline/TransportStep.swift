@@ -60,29 +60,29 @@ struct TransportStep: ChainStep {
         return ServerResponse(payload: Data(), exchange: shown)
     }
 
+    /// The response: with its body collected in memory where the run keeps it there, else once its
+    /// head arrived, its body a stream still arriving. What the transport throws is mapped here.
     private func send(_ request: TransportRequest, context: StepContext) async throws -> Exchange {
         let plan = context.plan
-        let url = request.request.url
-        do {
-            return plan.keepsBodyInMemory ? try await whole(request, plan: plan) : try await streamed(request, plan: plan)
-        } catch {
-            throw TransportErrors.map(error, url: url, timeout: plan.idleTimeout)
+        guard plan.keepsBodyInMemory else {
+            do {
+                return try await streamed(request, plan: plan)
+            } catch {
+                throw TransportErrors.map(error, url: request.request.url, timeout: plan.idleTimeout)
+            }
         }
-    }
-
-    /// The response with its body collected in memory.
-    private func whole(_ request: TransportRequest, plan: RunPlan) async throws -> Exchange {
         let body = InMemoryBody(limit: plan.sizeLimit, url: request.request.url, followsRedirects: plan.redirects.follows)
-        let metrics: ExchangeMetrics
         do {
-            metrics = try await send(request, over: plan.transport, into: body)
+            let metrics = try await send(request, over: plan.transport, into: body)
+            let (head, data) = try body.collected()
+            return Exchange(request: request.request, head: head, body: .data(data), metrics: metrics)
         } catch let ended as InMemoryBody.RedirectBodyEnded {
             // A redirect whose body was too long to drop ended its own transfer: it is followed all the same.
             guard let head = try? body.collected().head else { throw ended }
             return Exchange(request: request.request, head: head, body: .empty)
+        } catch {
+            throw TransportErrors.map(error, url: request.request.url, timeout: plan.idleTimeout)
         }
-        let (head, data) = try body.collected()
-        return Exchange(request: request.request, head: head, body: .data(data), metrics: metrics)
     }
 
     /// The response once its head arrived, its body a stream still arriving.

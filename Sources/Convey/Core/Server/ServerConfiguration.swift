@@ -44,14 +44,22 @@ public struct ServerConfiguration: Sendable {
     /// Steps of the app's own around every run, outermost first (`Interceptor`): each is called
     /// once per run and sees its outcome after retries, credential refresh and redirects. A task
     /// adds its own inside them (`DownloadingTask.interceptors`). Default: none.
-    public var interceptors: [any Interceptor] = []
+    public var interceptors: [any Interceptor] = [] {
+        didSet { runSteps = interceptors.map(AppStep.init) }
+    }
     /// Steps of the app's own around each exchange on the wire, outermost first (`Interceptor`):
     /// each is called for every attempt and every redirect hop, with the request exactly as it goes
-    /// out, and never for an answer from the cache. A task adds its own inside them
+    /// out, and never for an answer from the cache or a HAR file. A task adds its own inside them
     /// (`DownloadingTask.exchangeInterceptors`). Default: none.
-    public var exchangeInterceptors: [any Interceptor] = []
-    /// What watches every run: each receives every run's events, in order (`RunObserver`). Echo,
-    /// recording and HAR capture watch besides them. Default: none.
+    public var exchangeInterceptors: [any Interceptor] = [] {
+        didSet { exchangeSteps = exchangeInterceptors.map(AppStep.init) }
+    }
+    /// `interceptors` and `exchangeInterceptors` as steps of a run's chain, made once when they are
+    /// set, so that a run copies references instead of making them anew.
+    private(set) var runSteps: [any ChainStep] = []
+    private(set) var exchangeSteps: [any ChainStep] = []
+    /// What watches every run: each receives every run's events, in order (`RunObserver`). Echo
+    /// and recording watch besides them. Default: none.
     public var observers: [any RunObserver] = []
     /// Distributed tracing: W3C trace context on each request on the wire to the origins it
     /// allows, and OpenTelemetry spans to its exporter (see `TracingConfiguration`, Docs/tracing.md).

@@ -2,11 +2,11 @@ import Foundation
 
 /// Where a transport delivers a response: the head once, then the body as it arrives.
 ///
-/// The pipeline chooses the sink: in memory with a size limit (ordinary tasks), a file
-/// (downloads), or a stream to the caller. A transport calls `receive(_:)` once with the head of
+/// The pipeline chooses the sink: in memory with a size limit (ordinary tasks), or the bounded
+/// buffer of a body that goes up the chain as a stream (downloads to a file, streams). A transport calls `receive(_:)` once with the head of
 /// the response (a redirect's too: transports never follow them), then `offer(_:)` for each run
 /// of decoded body bytes, from any one thread at a time. The pipeline's own sinks see only the
-/// final response of a redirect chain (`RedirectStage` keeps the others from them).
+/// final response of a redirect chain (`RedirectStep` drops the others).
 ///
 /// Back-pressure: `offer` returns `false` when the sink is full and did not take the bytes. The
 /// transport then stops reading, calls `whenReady` with a way to go on, and offers the same bytes

@@ -117,7 +117,11 @@ public struct ResponseHead: Sendable, Hashable {
     }
 
     public static func == (lhs: ResponseHead, rhs: ResponseHead) -> Bool {
-        lhs.statusCode == rhs.statusCode && lhs.httpVersion == rhs.httpVersion && lhs.url == rhs.url && lhs.fields == rhs.fields
+        guard lhs.statusCode == rhs.statusCode, lhs.httpVersion == rhs.httpVersion, lhs.url == rhs.url else { return false }
+        // Two heads still holding the text they arrived in are equal when their texts are:
+        // nothing needs parsing (a step around the run that passed the run's response on).
+        if case .lines(let left) = lhs.storage, case .lines(let right) = rhs.storage, left == right { return true }
+        return lhs.fields == rhs.fields
     }
 
     public func hash(into hasher: inout Hasher) {

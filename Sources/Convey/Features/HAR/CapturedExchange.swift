@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One exchange as `HARCaptureObserver` saw it go to the network and come back: what becomes an
+/// One exchange as `HARCaptureStep` saw it go to the network and come back: what becomes an
 /// entry in record and capture modes, before masking.
 struct CapturedExchange: Sendable {
     /// The request as the transport got it.

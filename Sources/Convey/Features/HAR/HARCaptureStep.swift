@@ -21,7 +21,7 @@ struct HARCaptureStep: ChainStep {
     func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
         let startedAt = Date()
         let clock = ContinuousClock.now
-        let taskType = RunLabel.taskName(of: context.run.lifecycle.taskType, start: context.run.start)
+        let taskType = RunLabel.taskName(of: context.run.taskType, start: context.run.start)
         var captured = CapturedExchange(request: request.request, requestBody: nil, requestBodySize: 0, head: nil, responseBody: Data(),
                                         responseBodySize: 0, metrics: ExchangeMetrics(), startedAt: startedAt, elapsed: .zero,
                                         taskType: taskType, attempt: context.attempt, failure: nil)

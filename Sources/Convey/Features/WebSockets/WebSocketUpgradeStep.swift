@@ -25,7 +25,7 @@ struct WebSocketUpgradeStep: ChainStep {
     func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
         guard let handoff = context.run[WebSocketHandoff.self] else {
             throw ConveyError.webSocket(.notARequest, url: request.request.url, closeCode: nil,
-                                        reason: "\(context.run.lifecycle.taskType) is a WebSocketTask: open it with connect(), "
+                                        reason: "\(context.run.taskType) is a WebSocketTask: open it with connect(), "
                                             + "not download(), send(), stream() or events()")
         }
         guard context.isObserved else { return try await open(request, context: context, handoff: handoff) }

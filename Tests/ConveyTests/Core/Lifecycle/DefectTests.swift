@@ -39,12 +39,12 @@ private struct RuleBreakingStep: ChainStep {
         let exchange = try await next(request, context)
         switch fault {
         case .holdsTwice:
-            if case .fail(let error, _) = context.run.lifecycle.step({ $0.holding(second) }) {
+            if case .fail(let error, _) = context.run.step({ $0.holding(second) }) {
                 second.release()
                 throw error
             }
         case .movesTheMachine:
-            _ = context.run.lifecycle.step { $0.responseReceived() }
+            _ = context.run.step { $0.responseReceived() }
         }
         return exchange
     }
@@ -142,8 +142,10 @@ struct DefectTests {
         #expect(reports.events == [illegal.description])
     }
 
-    @Test func aRefusedRetryWaitIsTheRunsOutcomeNotAFreshAttempt() async {
-        let run = ActiveRun(tag: nil, taskType: EagerTask.self, totalTimeout: nil, clock: ContinuousRunClock.shared)
+    @Test func aRefusedRetryWaitIsTheRunsOutcomeNotAFreshAttempt() async throws {
+        let task = EagerTask(server: try stubServer(.answering()))
+        let plan = RunPlan(task: task, start: RunStart(), deliveryTimeout: nil, keepsBodyInMemory: true, bufferSize: 1)
+        let run = ActiveRun(plan: plan, taskType: EagerTask.self, chain: Chain(steps: [], observers: []), observers: .none, start: RunStart())
         let waiter = RecordingRetryWaiter()
         let action = await run.waitToRetry(.seconds(1), using: waiter)
         let illegal = action.failure as? RunStateMachine.IllegalTransition

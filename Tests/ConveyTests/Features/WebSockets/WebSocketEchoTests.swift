@@ -121,14 +121,16 @@ struct WebSocketEchoTests {
     }
 
     @Test func aWebSocketGoesThroughTheHTTPProxy() async throws {
-        let proxy = try TLSTestServers.proxy("CONVEY_HTTP_PROXY_URL", user: "websocket-task")
+        // A user of its own: the proxy counts each user's tunnels across both transports' runs of the suite.
+        let user = "websocket-task-\(UUID().uuidString.prefix(8))"
+        let proxy = try TLSTestServers.proxy("CONVEY_HTTP_PROXY_URL", user: user)
         let configuration = ProxyConfiguration.http(host: proxy.host, port: proxy.port, username: proxy.username, password: proxy.password)
         let server = webSocketServer(try WebSocketServers.echo(), transport: CurlTransport(configuration: CurlTransport.Configuration(proxy: configuration)))
         let connection = try await TestSocket(server: server, path: "echo").connect()
         try await connection.send("proxied")
         #expect(try await nextMessage(connection) == .text("proxied"))
         try await connection.close()
-        #expect(try await TLSTestServers.proxyCounts(user: "websocket-task")["tunnels"] == 1)
+        #expect(try await TLSTestServers.proxyCounts(user: user)["tunnels"] == 1)
     }
 
     @Test func a401RunsTheCredentialRefreshAndTheHandshakeGoesAgain() async throws {

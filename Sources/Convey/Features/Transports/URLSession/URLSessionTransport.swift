@@ -380,7 +380,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         DispatchQueue.global().async { handle.task.cancel() }
     }
 
-    /// Never follows: the redirect is the response, and the pipeline follows it (`RedirectStage`).
+    /// Never follows: the redirect is the response, and the pipeline follows it (`RedirectStep`).
     func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
                     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
         completionHandler(nil)
