@@ -219,6 +219,11 @@ def handle(conn, method, target, query, path, buffer, headers):
                 count(next_path[len("/count/"):])
         conn.close()
         return False
+    if path == "/answer-then-close":
+        # Says keep-alive, then closes once the answer is out: the client's idle connection is
+        # closed by the server, which the client finds when it next tries to reuse it.
+        answer(conn, 200, b"ok", [("Content-Type", "text/plain")])
+        return False
     if path == "/never-ending-head":
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
         return False

@@ -3,9 +3,12 @@
 #include "CConveyCurlShim.h"
 
 #include <dlfcn.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 CURLcode convey_curl_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
@@ -37,6 +40,49 @@ CURLcode convey_curl_easy_setopt_prereq(CURL *easy, convey_curl_prereq_callback 
 
 CURLcode convey_curl_easy_setopt_debug(CURL *easy, convey_curl_debug_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_DEBUGFUNCTION, callback);
+}
+
+CURLcode convey_curl_easy_setopt_sockets(CURL *easy, convey_curl_opensocket_callback open_socket,
+                                         convey_curl_closesocket_callback close_socket, void *context) {
+    CURLcode result = curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    if (result == CURLE_OK) result = curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, context);
+    if (result == CURLE_OK) result = curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    if (result == CURLE_OK) result = curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, context);
+    return result;
+}
+
+// libcurl's `struct curl_sockaddr`, as <curl/curl.h> declares it.
+struct convey_curl_sockaddr {
+    int family;
+    int socktype;
+    int protocol;
+    unsigned int addrlen;
+    struct sockaddr addr;
+};
+
+curl_socket_t convey_curl_open_socket(const void *address) {
+    const struct convey_curl_sockaddr *socket_address = address;
+    return socket(socket_address->family, socket_address->socktype, socket_address->protocol);
+}
+
+int convey_curl_close_socket(curl_socket_t socket) {
+    return close(socket);
+}
+
+static int convey_port_of(const struct sockaddr_storage *address) {
+    if (address->ss_family == AF_INET) return ntohs(((const struct sockaddr_in *)address)->sin_port);
+    if (address->ss_family == AF_INET6) return ntohs(((const struct sockaddr_in6 *)address)->sin6_port);
+    return -1;
+}
+
+int convey_socket_ports(curl_socket_t socket, int *local_port, int *remote_port) {
+    struct sockaddr_storage local, remote;
+    socklen_t local_size = sizeof local, remote_size = sizeof remote;
+    if (getsockname(socket, (struct sockaddr *)&local, &local_size) != 0) return -1;
+    if (getpeername(socket, (struct sockaddr *)&remote, &remote_size) != 0) return -1;
+    *local_port = convey_port_of(&local);
+    *remote_port = convey_port_of(&remote);
+    return 0;
 }
 
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {

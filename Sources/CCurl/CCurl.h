@@ -124,6 +124,11 @@ typedef enum {
     CURLOPT_VERBOSE = 41,
     CURLOPT_DEBUGFUNCTION = 20094,
     CURLOPT_DEBUGDATA = 10095,
+    // Sockets opened and closed through Convey, which counts connections (metrics).
+    CURLOPT_OPENSOCKETFUNCTION = 20163,
+    CURLOPT_OPENSOCKETDATA = 10164,
+    CURLOPT_CLOSESOCKETFUNCTION = 20208,
+    CURLOPT_CLOSESOCKETDATA = 10209,
 } CURLoption;
 
 // What CURLOPT_DEBUGFUNCTION is handed: CURLINFO_HEADER_OUT is the request head as written.

@@ -28,6 +28,24 @@ typedef int (*convey_curl_debug_callback)(CURL *easy, curl_infotype type, char *
 
 CURLcode convey_curl_easy_setopt_debug(CURL *easy, convey_curl_debug_callback callback);
 
+/// The signature of CURLOPT_OPENSOCKETFUNCTION: returns a new socket for `address` (a
+/// `struct curl_sockaddr *`, opened with `convey_curl_open_socket`), or -1. `purpose` is 0 for a
+/// connection's socket (CURLSOCKTYPE_IPCXN).
+typedef curl_socket_t (*convey_curl_opensocket_callback)(void *context, int purpose, void *address);
+/// The signature of CURLOPT_CLOSESOCKETFUNCTION: closes `socket` (`convey_curl_close_socket`), returns 0.
+typedef int (*convey_curl_closesocket_callback)(void *context, curl_socket_t socket);
+
+/// Sets both socket callbacks and their context. libcurl gives a connection the close callback
+/// and context of the handle that opened it, and calls it however late the connection closes.
+CURLcode convey_curl_easy_setopt_sockets(CURL *easy, convey_curl_opensocket_callback open_socket,
+                                         convey_curl_closesocket_callback close_socket, void *context);
+/// A socket as libcurl opens one itself for `address` (a `struct curl_sockaddr *`), or -1.
+curl_socket_t convey_curl_open_socket(const void *address);
+/// Closes a socket as libcurl does itself; returns `close`'s result.
+int convey_curl_close_socket(curl_socket_t socket);
+/// The local and remote ports of a connected socket; returns 0, or -1 when it has none yet.
+int convey_socket_ports(curl_socket_t socket, int *local_port, int *remote_port);
+
 CURLcode convey_curl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value);
 CURLcode convey_curl_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *value);
 /// A string curl owns (NULL when it has none), valid until the handle changes or is cleaned up.

@@ -123,6 +123,9 @@ extension ConveyTransport {
     /// Whether the transport reports the request's head as it went out, in the metrics' `sentHead`:
     /// for tools that show it, such as the harness's `-v`. Default: `false`, which costs nothing.
     public var capturesSentHead = false
+    /// Who hears of the connections this exchange opens and uses, for a transport that knows its
+    /// connections (`ConnectionObserver`). Default: `nil`, which costs nothing.
+    var connectionObserver: (any ConnectionObserver)?
 
     /// The head size limit unless one is set: 256 KiB, as browsers allow.
     public static var defaultMaximumResponseHeadSize: Int { 256 * 1024 }

@@ -4,15 +4,19 @@ import Foundation
 /// attempt, each redirect hop) is measured from when it goes out until its response's body ends
 /// (a stream's, once read) or it fails, as OpenTelemetry's HTTP client conventions say:
 /// `http.client.request.duration`, `http.client.active_requests` and the bodies' sizes. In a
-/// sampled trace, the duration's exemplar names the request's client span.
+/// sampled trace, the duration's exemplar names the request's client span. A transport that knows
+/// its connections reports them through the request's `connectionObserver`, which this step sets.
 struct MetricsStep: ChainStep {
     let recorder: MetricsRecorder
+    /// What the transport reports its connections to: this server's recorder.
+    let connections: MetricsConnectionObserver
 
     /// The step of a server whose configuration asks for metrics, or `nil`.
     @ConveyActor
     init?(plan: RunPlan) {
         guard let recorder = plan.server.storedConfiguration.metrics?.recorder else { return nil }
         self.recorder = recorder
+        connections = MetricsConnectionObserver(recorder: recorder)
     }
 
     func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
@@ -26,7 +30,9 @@ struct MetricsStep: ChainStep {
         }
         var exchange: Exchange
         do {
-            exchange = try await next(request, context)
+            var observed = request
+            observed.connectionObserver = connections
+            exchange = try await next(observed, context)
         } catch {
             attributes.add(error)
             recorder.requestEnded(attributes, duration: start.duration(to: .now), requestBodySize: requestBodySize, responseBodySize: nil,

@@ -71,6 +71,8 @@ struct MetricsRecorderTests {
                                            "error.type", "network.protocol.version"],
         "http.client.active_requests": ["http.request.method", "server.address", "server.port", "url.scheme"],
         "convey.cache.requests": ["http.request.method", "server.address", "server.port", "url.scheme", "convey.cache.status"],
+        "http.client.open_connections": ["server.address", "server.port", "url.scheme", "network.protocol.version", "http.connection.state"],
+        "http.client.connection.duration": ["server.address", "server.port", "url.scheme", "network.protocol.version"],
     ]
 
     /// Each instrument's unit and kind, as the conventions give them.

@@ -10,6 +10,8 @@ struct CurlHandleDefaults: Sendable {
     var storesCookies: Bool
     /// The transport's trust, pinning, TLS version, client certificate and proxy options.
     var connectionOptions: CurlConnectionOptions
+    /// Who hears of the sockets the handle's connections open and close; `nil`: nobody.
+    var connections: CurlConnectionTracker? = nil
 }
 
 /// One libcurl easy handle with its error buffer and its buffers, reused across transfers.
@@ -57,6 +59,10 @@ final class CurlEasyHandle: @unchecked Sendable {  // guarded by: one owner at a
             set(CURLOPT_SHARE, pointer: share)
             // An empty file name turns the cookie engine on without reading a file.
             if defaults.storesCookies { set(CURLOPT_COOKIEFILE, string: "") }
+        }
+        if let connections = defaults.connections {
+            _ = convey_curl_easy_setopt_sockets(raw, curlOpenSocketCallback, curlCloseSocketCallback,
+                                                Unmanaged.passUnretained(connections).toOpaque())
         }
         refusedSetting = defaults.connectionOptions.apply(to: self)
     }

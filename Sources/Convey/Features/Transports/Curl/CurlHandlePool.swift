@@ -16,6 +16,9 @@ final class CurlHandlePool: Sendable {
     /// The transport's trust, pinning, client certificate and proxy options, set on every handle.
     let connectionOptions: CurlConnectionOptions
     private let maximumIdleHandles: Int
+    /// The transport's connections, for requests with a `ConnectionObserver`; `nil` when they
+    /// would outlive the pool (no share handle to hold the shared loop's connections).
+    let connections: CurlConnectionTracker?
 
     /// Easy handles waiting for their next request (senders may run on any thread), and how many
     /// the pool has made.
@@ -42,8 +45,13 @@ final class CurlHandlePool: Sendable {
         self.maximumIdleHandles = maximumIdleHandles
         connectionOptions = CurlConnectionOptions(tls: configuration.tls, proxy: configuration.proxy,
                                                   systemCAFile: CurlConnectionOptions.systemCAFile)
+        // The connections close before the pool goes: with the share handle (in `deinit`), or
+        // with the multi handle of each loop of its own, which holds the pool until then.
+        let connections = share != nil || loops.count > 1 ? CurlConnectionTracker() : nil
+        self.connections = connections
         handleDefaults = CurlHandleDefaults(share: share.flatMap { convey_curl_share_handle($0) },
-                                            storesCookies: configuration.storesCookies, connectionOptions: connectionOptions)
+                                            storesCookies: configuration.storesCookies, connectionOptions: connectionOptions,
+                                            connections: connections)
         queues = CurlLocked(CurlHostQueues(connectionsPerOrigin: max(0, configuration.maximumConnectionsPerHost),
                                       streamsPerMultiplexedOrigin: max(1, configuration.maximumStreamsPerHost),
                                       loops: loops.count))

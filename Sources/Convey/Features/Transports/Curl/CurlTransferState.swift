@@ -58,6 +58,10 @@ final class CurlTransferState {
     private var resendRefused = false
     /// The connection's TLS version, read when the head ended.
     private var tlsVersion: String?
+    /// Whether the transfer uses a connection its transport's `CurlConnectionTracker` tracks, and
+    /// whether that connection is reported once this transfer's head arrives.
+    private var usesTrackedConnection = false
+    private var connectionAwaitsHead = false
 
     /// The most body bytes kept for the sender before the sink gets them here instead.
     static var deferredBodyLimit: Int { 64 * 1024 }
@@ -80,6 +84,8 @@ final class CurlTransferState {
         sendAttempts = 0
         resendRefused = false
         tlsVersion = nil
+        usesTrackedConnection = false
+        connectionAwaitsHead = false
     }
 
     /// Ends the running transfer: what the sender needs, with `loopFailure` when the loop ended
@@ -96,6 +102,7 @@ final class CurlTransferState {
                 ending.failedInCallback = true
             }
         }
+        if usesTrackedConnection, let transfer { transfer.pool.connections?.transferEnded(ObjectIdentifier(transfer.easy)) }
         transfer = nil
         loop = nil
         deliveredHead = nil
@@ -130,6 +137,10 @@ final class CurlTransferState {
         if (100..<200).contains(blockStatus), blockStatus != 101 { return line.count }
         headEnded = true
         if transfer.usesTLS { tlsVersion = transfer.easy.tlsVersion }
+        if connectionAwaitsHead {
+            connectionAwaitsHead = false
+            transfer.pool.connections?.headReceived(ObjectIdentifier(transfer.easy), version: transfer.easy.info(CURLINFO_HTTP_VERSION))
+        }
         guard !defers else { return line.count }
         do {
             try deliverHead(of: transfer)
@@ -179,6 +190,19 @@ final class CurlTransferState {
             failure = error
             return 0
         }
+    }
+
+    /// The transfer's connection is set up, new or reused, and its request about to go out on it
+    /// (`CURLOPT_PREREQFUNCTION`): its transport's tracker hears of it when the request has a
+    /// connection observer or the transport tracks a connection it might be reusing.
+    fileprivate func connected(remoteAddress: UnsafePointer<CChar>?, remotePort: Int32, localPort: Int32) {
+        guard let transfer, let tracker = transfer.pool.connections, transfer.connectionObserver != nil || tracker.isTracking else { return }
+        let use = tracker.transferConnected(ObjectIdentifier(transfer.easy), isNew: transfer.easy.info(CURLINFO_NUM_CONNECTS) > 0,
+                                            endpoints: CurlConnectionTracker.Endpoints(remoteAddress: remoteAddress, remotePort: remotePort,
+                                                                                       localPort: localPort),
+                                            observer: transfer.connectionObserver, connection: transfer.connection)
+        usesTrackedConnection = usesTrackedConnection || use.tracked
+        connectionAwaitsHead = use.unreported
     }
 
     /// Whether the request may go out now: always the first time; again (curl retrying on a
@@ -306,9 +330,11 @@ let curlHeaderCallback: convey_curl_data_callback = { buffer, size, count, conte
     return transferState(context).receiveHeader(UnsafeRawBufferPointer(start: buffer, count: size * count))
 }
 
-let curlPrerequestCallback: convey_curl_prereq_callback = { context, _, _, _, _ in
+let curlPrerequestCallback: convey_curl_prereq_callback = { context, remoteAddress, _, remotePort, localPort in
     guard let context else { return CURL_PREREQFUNC_OK }
-    return transferState(context).mayGoOut() ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
+    let state = transferState(context)
+    state.connected(remoteAddress: remoteAddress, remotePort: remotePort, localPort: localPort)
+    return state.mayGoOut() ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
 }
 
 let curlReadCallback: convey_curl_data_callback = { buffer, size, count, context in
