@@ -68,10 +68,12 @@ struct ConnectionMetricsWireTests {
         #expect(await transport.transfersOnTheWire() == 0)
     }
 
-    @Test func theTransportGoingAwayClosesEachConnectionWithOneDuration() async throws {
+    /// On the shared loop (its connections in the transport's share handle) and on loops of its own.
+    @Test(arguments: [1, 2])
+    func theTransportGoingAwayClosesEachConnectionWithOneDuration(eventLoops: Int) async throws {
         let log = MeasurementLog()
         let url = try TestServers.nginx().url.appending(path: "hello.txt")
-        var transport: CurlTransport? = CurlTransport()
+        var transport: CurlTransport? = CurlTransport(configuration: .init(eventLoops: eventLoops))
         for _ in 0..<3 { _ = try await #require(transport).send(request(url, reportingTo: log)) }
         try await waitUntil("the connection is idle") { open(log) == (active: 0, idle: 1) }
         #expect(durations(log).isEmpty)
@@ -132,6 +134,44 @@ struct ConnectionMetricsWireTests {
         #expect(durations(log).isEmpty)
     }
 
+    @Test func requestsMultiplexedOverHTTP2ShareOneConnectionReportedAsVersion2() async throws {
+        let log = MeasurementLog()
+        let url = try TestServers.nginxTLS("/1k.bin")
+        var transport: CurlTransport? = CurlTransport(configuration: .init(tls: TLSConfiguration(trustRoots: .only(
+            certificatesFile: try TestServers.nginxTLSCertificate()))))
+        do {
+            let sender = try #require(transport)
+            _ = try await sender.send(request(url, reportingTo: log))
+            try await waitUntil("the connection is idle") { open(log) == (active: 0, idle: 1) }
+            // The host answered over HTTP/2: these share its connection.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 { group.addTask { _ = try await sender.send(request(url, reportingTo: log)) } }
+                try await group.waitForAll()
+            }
+        }
+        transport = nil
+        try await waitUntil("the connection is closed") { open(log) == (active: 0, idle: 0) && durations(log).count == 1 }
+        for measurement in log.named("http.client.open_connections") + durations(log) {
+            #expect(measurement.attributes["network.protocol.version"] == "2")
+            #expect(measurement.attributes["url.scheme"] == "https")
+        }
+    }
+
+    @Test func theObserverIsNeverCalledOnTheEventLoop() async throws {
+        let observer = ThreadRecordingObserver()
+        let url = try TestServers.nginx().url.appending(path: "hello.txt")
+        var transport: CurlTransport? = CurlTransport()
+        for _ in 0..<2 {
+            var request = TransportRequest(request: OutgoingRequest(url: url), timeout: .seconds(20))
+            request.connectionObserver = observer
+            _ = try await #require(transport).send(request)
+        }
+        transport = nil
+        try await waitUntil("the connection is closed") { observer.calls.value.last == "closed" }
+        #expect(observer.calls.value == ["opened", "changed", "changed", "changed", "closed"])
+        #expect(observer.onALoop.value == 0)
+    }
+
     @Test func requestsWithoutAnObserverReportNothing() async throws {
         let log = MeasurementLog()
         let url = try TestServers.nginx().url.appending(path: "hello.txt")
@@ -144,5 +184,23 @@ struct ConnectionMetricsWireTests {
         try await waitUntil("the httpbin connection is idle") { open(log) == (active: 0, idle: 1) }
         #expect(log.named("http.client.open_connections").allSatisfy { $0.integerAttributes["server.port"] == other.port })
     }
+}
+/// Records which calls it got, and how many came on an event loop's thread.
+private final class ThreadRecordingObserver: ConnectionObserver {
+    let calls = Locked<[String]>([])
+    let onALoop = Locked(0)
+
+    private func called(_ name: String) {
+        if CurlEventLoop.isOnAnEventLoop { onALoop.withLock { $0 += 1 } }
+        calls.withLock { $0.append(name) }
+    }
+
+    func connectionOpened(_ connection: TransportConnection, state: TransportConnection.State) { called("opened") }
+
+    func connectionChanged(_ connection: TransportConnection, from old: TransportConnection.State, to new: TransportConnection.State) {
+        called("changed")
+    }
+
+    func connectionClosed(_ connection: TransportConnection, state: TransportConnection.State, openFor: Duration) { called("closed") }
 }
 #endif
