@@ -47,10 +47,8 @@ final class CurlTransfer: Sendable {
     /// for a sink that takes bytes at the transport's pace, with no progress to report and no
     /// large body expected. The loop then does no more per response than copy bytes.
     let defersDelivery: Bool
-    /// Who hears of the connection this transfer opens, and the connection as it is reported
-    /// (`nil` both when nobody listens).
+    /// Who hears of the connection this transfer opens; `nil` when nobody listens.
     let connectionObserver: (any ConnectionObserver)?
-    let connection: TransportConnection?
 
     private struct HandOff {
         /// Resumed once, by whoever ends the transfer.
@@ -92,7 +90,6 @@ final class CurlTransfer: Sendable {
             requestBody = nil
         }
         connectionObserver = transportRequest.connectionObserver
-        connection = connectionObserver == nil ? nil : TransportConnection(url: request.url)
         defersDelivery = !sink.needsBackPressure && transportRequest.progress == nil && !transportRequest.expectsLargeBody
         decodesContent = easy.configure(for: request, address: address, bodySize: requestBody?.size,
                                         connectTimeout: connectTimeout, expectsLargeBody: transportRequest.expectsLargeBody)

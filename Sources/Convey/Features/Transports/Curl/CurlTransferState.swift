@@ -197,10 +197,13 @@ final class CurlTransferState {
     /// connection observer or the transport tracks a connection it might be reusing.
     fileprivate func connected(remoteAddress: UnsafePointer<CChar>?, remotePort: Int32, localPort: Int32) {
         guard let transfer, let tracker = transfer.pool.connections, transfer.connectionObserver != nil || tracker.isTracking else { return }
-        let use = tracker.transferConnected(ObjectIdentifier(transfer.easy), isNew: transfer.easy.info(CURLINFO_NUM_CONNECTS) > 0,
+        let isNew = transfer.easy.info(CURLINFO_NUM_CONNECTS) > 0
+        // Where the connection goes is worked out only for a new one, not for each request.
+        let use = tracker.transferConnected(ObjectIdentifier(transfer.easy), isNew: isNew,
                                             endpoints: CurlConnectionTracker.Endpoints(remoteAddress: remoteAddress, remotePort: remotePort,
                                                                                        localPort: localPort),
-                                            observer: transfer.connectionObserver, connection: transfer.connection)
+                                            observer: transfer.connectionObserver,
+                                            connection: isNew && transfer.connectionObserver != nil ? TransportConnection(url: transfer.url) : nil)
         usesTrackedConnection = usesTrackedConnection || use.tracked
         connectionAwaitsHead = use.unreported
     }
