@@ -16,6 +16,8 @@ Routes (any method; the request body is read and ignored unless said otherwise):
   /keepalive-then-drop           200 "ok", keep-alive; then reads the NEXT request on that
                                  connection (counting it if it is /count/ID) and closes without
                                  answering: a reused connection that dies before any response byte.
+  /answer-then-close             200 "ok", keep-alive, then closes at once: an idle connection the
+                                 server closed, which the client finds when it would reuse it.
   /never-ending-head             "HTTP/1.1 200 OK" and one header line, then close: no blank line.
   /slow-head[?interval=MS]       a valid head dripped one byte every MS ms (default 100), then "ok".
   /many-headers[?count=N]        N header fields (default 10,000), then "ok".
