@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "CConveyCurlShim.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <pthread.h>
