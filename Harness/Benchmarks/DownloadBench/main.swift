@@ -25,10 +25,11 @@ enum BenchError: Error, CustomStringConvertible {
 }
 
 @ConveyActor
-func server(_ transport: BuiltInTransport, remote: Remote) -> ConveyServer {
+func server(_ transport: BuiltInTransport, remote: Remote, stepAndTracing: Bool = false) -> ConveyServer {
     var configuration = ServerConfiguration()
     configuration.builtInTransport = transport
     configuration.defaultEchoStyle = .none
+    if stepAndTracing { configuration.passThroughStepAndTracing() }
     return ConveyServer(remote: remote, configuration: configuration)
 }
 
@@ -73,7 +74,10 @@ func run() async throws {
 
     let remote = Remote(name: "nginx", url: base)
     var clients: [(name: String, server: ConveyServer)] = [("Convey · URLSession", server(.urlSession, remote: remote))]
-    if BuiltInTransport.curl.isAvailable { clients.insert(("Convey · curl", server(.curl, remote: remote)), at: 0) }
+    if BuiltInTransport.curl.isAvailable {
+        clients.insert(("Convey · curl", server(.curl, remote: remote)), at: 0)
+        clients.insert(("Convey · curl, an exchange step, tracing", server(.curl, remote: remote, stepAndTracing: true)), at: 1)
+    }
     // Warm up each transport with a small request, so idle memory includes its set-up.
     for client in clients { _ = try await LargeFile(server: client.server, name: "hello.txt").download() }
     let url = base.appending(path: name)

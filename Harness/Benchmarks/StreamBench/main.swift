@@ -101,11 +101,26 @@ struct BenchFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// A server reading `url` through `transport`, or through a built-in transport the server makes
+/// when `nil`, as an app's server does: curl on Linux (URLSessionTransport there refuses streams:
+/// it cannot hold them to a bound), URLSession elsewhere.
 @ConveyActor
-func server(_ transport: any ConveyTransport, url: URL) -> ConveyServer {
-    let server = ConveyServer(remote: Remote(name: "bench", url: url), configuration: ServerConfiguration(defaultEchoStyle: .none))
-    server.transport = transport
+func server(_ transport: (any ConveyTransport)?, url: URL, stepAndTracing: Bool = false) -> ConveyServer {
+    var configuration = ServerConfiguration(defaultEchoStyle: .none)
+    configuration.builtInTransport = loopbackTransport
+    if stepAndTracing { configuration.passThroughStepAndTracing() }
+    let server = ConveyServer(remote: Remote(name: "bench", url: url), configuration: configuration)
+    if let transport { server.transport = transport }
     return server
+}
+
+/// The transport the loopback rows read through.
+nonisolated var loopbackTransport: BuiltInTransport {
+    #if os(Linux)
+    .curl
+    #else
+    .urlSession
+    #endif
 }
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -131,17 +146,12 @@ do {
     let unpaced = await server(GeneratedEvents(count: unpacedCount, eventsPerSecond: nil), url: local)
     print(try await readAll("in-process, as fast as read", EventFeed(server: unpaced, path: "unpaced"), expected: unpacedCount).row)
     if let events = ProcessInfo.processInfo.environment["CONVEY_EVENTS_URL"].flatMap(URL.init(string:)) {
-        #if os(Linux)
-        // URLSessionTransport on Linux refuses streams: it cannot hold them to a bound.
-        let transports: [(String, any ConveyTransport)] = [("curl", CurlTransport())]
-        #else
-        let transports: [(String, any ConveyTransport)] = [("URLSession", URLSessionTransport())]
-        #endif
-        for (name, transport) in transports {
-            let feed = EventFeed(server: await server(transport, url: events), path: "events",
-                                 queryParameters: ["count": String(loopbackCount)])
-            print(try await readAll("event-server.py over loopback, \(name)", feed, expected: loopbackCount).row)
-        }
+        let name = loopbackTransport == .curl ? "curl" : "URLSession"
+        let feed = EventFeed(server: await server(nil, url: events), path: "events", queryParameters: ["count": String(loopbackCount)])
+        print(try await readAll("event-server.py over loopback, \(name)", feed, expected: loopbackCount).row)
+        let traced = EventFeed(server: await server(nil, url: events, stepAndTracing: true), path: "events",
+                               queryParameters: ["count": String(loopbackCount)])
+        print(try await readAll("the same, an exchange step and tracing on", traced, expected: loopbackCount).row)
     } else {
         print("")
         print("(CONVEY_EVENTS_URL is not set: run scripts/bench-stream for the loopback rows)")

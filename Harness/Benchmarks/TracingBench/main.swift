@@ -1,8 +1,9 @@
 // Tracing figures (not a test; see Docs/performance.md#tracing), on the local servers that
 // scripts/bench-tracing starts:
 // - per small GET (nginx's 1k.bin, sequential, Convey on its default transport), CPU and calls to
-//   the C allocator with tracing off, with the trace context only, and with spans exported in
-//   batches to the collector stand-in; the three interleaved round by round, medians and ranges;
+//   the C allocator with tracing off, with the trace context only, with spans exported in
+//   batches to the collector stand-in, with metrics on, and with metrics and spans on (the same
+//   OTLP exporter); the modes interleaved round by round, medians and ranges, each against off;
 // - the exporter's spans per second into the collector stand-in;
 // - resident memory over 100,000 traced requests with the collector down (goal: flat).
 //
@@ -39,6 +40,9 @@ enum Mode: String, CaseIterable {
     case noOpSteps = "no-op steps (the seam alone)"
     case context = "trace context only"
     case exported = "spans exported (OTLP, batches)"
+    /// Issue 42's figures: OpenTelemetry's HTTP client metrics, to the same OTLP exporter.
+    case metrics = "metrics on (OTLP)"
+    case metricsAndSpans = "metrics and spans (OTLP)"
 }
 
 @ConveyActor
@@ -51,6 +55,10 @@ func server(_ mode: Mode, nginx: URL, exporter: OTLPExporter) -> ConveyServer {
         configuration.exchangeInterceptors = [PassingOn()]
     case .context: configuration.tracing = TracingConfiguration()
     case .exported: configuration.tracing = TracingConfiguration(exporter: exporter)
+    case .metrics: configuration.metrics = MetricsConfiguration(exporter: exporter)
+    case .metricsAndSpans:
+        configuration.metrics = MetricsConfiguration(exporter: exporter)
+        configuration.tracing = TracingConfiguration(exporter: exporter)
     }
     return ConveyServer(remote: Remote(name: "nginx", url: nginx), configuration: configuration)
 }
@@ -83,7 +91,11 @@ func perRequestFigures(nginx: URL, collector: URL, requests: Int, rounds: Int) a
         let ratios = zip(cpu[mode] ?? [], offCPU).map { $0 / $1 }
         var line = "  " + mode.rawValue.padding(toLength: 32, withPad: " ", startingAt: 0)
             + "CPU µs/req " + medianAndRange(cpu[mode] ?? []) + "   ×off " + medianAndRange(ratios, digits: 2)
-        if let counted = allocations[mode] { line += "   allocations/req " + medianAndRange(counted) }
+        if mode != .off { line += "  Δ " + medianAndRange(zip(cpu[mode] ?? [], offCPU).map { $0 - $1 }) }
+        if let counted = allocations[mode] {
+            line += "   allocations/req " + medianAndRange(counted)
+            if mode != .off { line += "  Δ " + medianAndRange(zip(counted, allocations[.off] ?? []).map { $0 - $1 }) }
+        }
         print(line)
     }
     print("  exporter: \(exporter.deliveredSpans) spans delivered, \(exporter.droppedSpans) dropped")

@@ -47,9 +47,11 @@ enum HarnessProcess {
     ///   - timeout: terminate the process after this long; the test then fails on its output.
     ///   - input: what the process reads on standard input, whole, then its end; `nil` leaves
     ///     the test's own.
+    ///   - holdsInputOpen: standard input a pipe that stays open, never ending, until the process
+    ///     exits: for a process that acts on the end of its input (`ws` closes there).
     static func run(_ arguments: [String], records: URL, environment: [String: String] = [:],
                     interruptAfter: Duration? = nil, timeout: Duration = .seconds(60),
-                    executable: URL? = executable, input: String? = nil) async throws -> HarnessRun {
+                    executable: URL? = executable, input: String? = nil, holdsInputOpen: Bool = false) async throws -> HarnessRun {
         let executable = try #require(executable, "the executable is not built: run `swift build` (scripts/test builds it)")
         let scratch = FileManager.default.temporaryDirectory.appending(path: "convey-harness-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -75,7 +77,11 @@ enum HarnessProcess {
         process.environment = variables
         process.standardOutput = stdout
         process.standardError = stderr
-        if let input {
+        let heldInput = holdsInputOpen ? Pipe() : nil
+        defer { try? heldInput?.fileHandleForWriting.close() }
+        if let heldInput {
+            process.standardInput = heldInput
+        } else if let input {
             let inputFile = scratch.appending(path: "stdin")
             try Data(input.utf8).write(to: inputFile)
             process.standardInput = try FileHandle(forReadingFrom: inputFile)

@@ -13,10 +13,14 @@ struct HarnessWebSocketTests {
         try #require(base, "the WebSocket test servers are not up: run the suite with scripts/test").absoluteString + path
     }
 
-    private func ws(_ arguments: [String], input: String = "") async throws -> HarnessRun {
+    /// The harness's `ws` with `input` on standard input, then its end; with `input` `nil`, standard
+    /// input stays open, so that what the test checks is the server's doing, not the close the end
+    /// of input makes.
+    private func ws(_ arguments: [String], input: String? = "") async throws -> HarnessRun {
         let records = RecordsFolder()
         defer { records.remove() }
-        return try await HarnessProcess.run(["ws"] + arguments, records: records.url, environment: Self.curl, input: input)
+        return try await HarnessProcess.run(["ws"] + arguments, records: records.url, environment: Self.curl, input: input,
+                                            holdsInputOpen: input == nil)
     }
 
     @Test func eachLineGoesOutAndEachTextMessageIsPrintedAlone() async throws {
@@ -60,18 +64,18 @@ struct HarnessWebSocketTests {
     }
 
     @Test func theServersCloseIsACleanEndWhateverItsCode() async throws {
-        let run = try await ws([try url(TestServers.webSocketURL, "/close/4001?reason=bye"), "--output-json"])
+        let run = try await ws([try url(TestServers.webSocketURL, "/close/4001?reason=bye"), "--output-json"], input: nil)
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.split(separator: "\n").last == #"{"event":"close","code":4001,"reason":"bye","by":"server"}"#)
     }
 
     @Test func aProtocolErrorClosesFromTheClientAndExits4() async throws {
-        let run = try await ws([try url(TestServers.rawWebSocketURL, "/bad-utf8"), "--output-json"])
+        let run = try await ws([try url(TestServers.rawWebSocketURL, "/bad-utf8"), "--output-json"], input: nil)
         #expect(run.status == 4)
         let lines = run.stdout.split(separator: "\n").map(String.init)
         #expect(lines.dropFirst().first == #"{"event":"close","code":1007,"reason":"","by":"client"}"#)
         #expect(lines.last?.hasPrefix(#"{"event":"error","kind":"protocolError","detail":"#) == true)
-        let big = try await ws([try url(TestServers.rawWebSocketURL, "/big/2000"), "--max-message-size", "1000", "--output-json"])
+        let big = try await ws([try url(TestServers.rawWebSocketURL, "/big/2000"), "--max-message-size", "1000", "--output-json"], input: nil)
         #expect(big.status == 4)
         #expect(big.stdout.contains(#"{"event":"close","code":1009,"reason":"","by":"client"}"#))
     }
