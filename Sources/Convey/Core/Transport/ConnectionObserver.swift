@@ -38,10 +38,17 @@ struct TransportConnection: Sendable, Hashable {
 /// Called off the transport's I/O thread, one call at a time, in the order things happened to
 /// each connection: opened, then any number of changes, then closed, each with the same `connection`.
 protocol ConnectionObserver: Sendable {
+    /// Whether each call is brief, never blocks and runs no app code, so that a transport may make
+    /// it on its I/O thread rather than hand each event off to another. Default: `false`.
+    var callsAreBrief: Bool { get }
     /// A connection opened, in `state`.
     func connectionOpened(_ connection: TransportConnection, state: TransportConnection.State)
     /// An open connection went from one state to the other.
     func connectionChanged(_ connection: TransportConnection, from old: TransportConnection.State, to new: TransportConnection.State)
     /// A connection in `state` closed, `openFor` after it opened.
     func connectionClosed(_ connection: TransportConnection, state: TransportConnection.State, openFor: Duration)
+}
+
+extension ConnectionObserver {
+    var callsAreBrief: Bool { false }
 }

@@ -3,6 +3,10 @@
 struct MetricsConnectionObserver: ConnectionObserver {
     let recorder: MetricsRecorder
 
+    /// Brief when the measurements go into the built-in exporter's aggregator (a short lock, no
+    /// app code); an app's exporter is app code, called off the transport's I/O thread.
+    var callsAreBrief: Bool { recorder.aggregatesItself }
+
     func connectionOpened(_ connection: TransportConnection, state: TransportConnection.State) {
         recorder.connectionOpened(Self.attributes(of: connection), state: Self.state(state))
     }

@@ -7,6 +7,9 @@ final class MetricsRecorder: Sendable {
     /// The built-in exporter's metrics, when that is the exporter.
     private let builtIn: OTLPMetricsExport?
 
+    /// Whether measurements go into the built-in exporter's aggregator, which runs no app code.
+    var aggregatesItself: Bool { builtIn != nil }
+
     init(exporter: any MetricsExporter) {
         self.exporter = exporter
         builtIn = (exporter as? OTLPExporter)?.metrics

@@ -68,6 +68,27 @@ struct ConnectionMetricsWireTests {
         #expect(await transport.transfersOnTheWire() == 0)
     }
 
+    /// The built-in exporter's aggregator runs no app code, so curl reports to it in place, on its
+    /// loop: the counts come out the same as through the hand-off an app's exporter gets.
+    @Test func theBuiltInAggregatorIsToldInPlaceAndCountsTheSame() async throws {
+        let exporter = try quietExporter()
+        #expect(MetricsConnectionObserver(recorder: MetricsRecorder(exporter: exporter)).callsAreBrief)
+        #expect(!MetricsConnectionObserver(recorder: MetricsRecorder(exporter: MeasurementLog())).callsAreBrief)
+        var configuration = ServerConfiguration(echoSink: { _ in })
+        configuration.metrics = MetricsConfiguration(exporter: exporter)
+        let server = ConveyServer(remote: try TestServers.nginx(), configuration: configuration)
+        server.transport = CurlTransport()
+        for _ in 0..<4 { _ = try await Fetched(server: server, path: "hello.txt").download() }
+
+        func openConnections() throws -> [String: Int64] {
+            let snapshot = try #require(exporter.metrics.aggregator.collect())
+            let points = try ExportedPoint.parse(OTLPMetricsJSON.body(snapshot, serviceName: "t")).named("http.client.open_connections")
+            return Dictionary(points.map { ($0.attributes["http.connection.state"] ?? "", $0.value ?? 0) }, uniquingKeysWith: +)
+        }
+        try await waitUntil("the connection is idle") { (try? openConnections()) == ["active": 0, "idle": 1] }
+        await exporter.shutdown()
+    }
+
     /// On the shared loop (its connections in the transport's share handle) and on loops of its own.
     @Test(arguments: [1, 2])
     func theTransportGoingAwayClosesEachConnectionWithOneDuration(eventLoops: Int) async throws {

@@ -18,8 +18,10 @@ import Synchronization
 ///
 /// Its state is behind a lock, not bound to a loop: a transport with several loops opens
 /// connections on each, and one on the shared loop closes its last connections on whichever
-/// thread releases it (`curl_share_cleanup`). The observers are app code (a metrics exporter), so
-/// they are never called here: each event goes to a serial queue of the tracker's own, in order.
+/// thread releases it (`curl_share_cleanup`). An observer that may be app code (an app's metrics
+/// exporter) is never called here: each event goes to a serial queue of the tracker's own, in
+/// order. One whose calls are brief (`callsAreBrief`: the built-in aggregator) is called in place,
+/// sparing a hand-off and a thread's wake-up per event.
 final class CurlConnectionTracker: Sendable {
     /// A connection's ends as a request going out on it sees them; the remote address is hashed,
     /// so that telling connections apart builds no string.
@@ -97,7 +99,7 @@ final class CurlConnectionTracker: Sendable {
             reportOpened(&closed)
             let observer = closed.observer, connection = closed.connection, closedState = closed.state
             let openFor = Duration.nanoseconds(Int64(clamping: now &- closed.openedAt))
-            delivery.async { observer.connectionClosed(connection, state: closedState, openFor: openFor) }
+            deliver(to: observer) { observer.connectionClosed(connection, state: closedState, openFor: openFor) }
         }
     }
 
@@ -115,7 +117,7 @@ final class CurlConnectionTracker: Sendable {
                 reused.users += 1
                 if reused.users == 1, reused.reported {
                     let observer = reused.observer, connection = reused.connection
-                    delivery.async { observer.connectionChanged(connection, from: .idle, to: .active) }
+                    deliver(to: observer) { observer.connectionChanged(connection, from: .idle, to: .active) }
                 }
                 state.connections[socket] = reused
                 return (true, !reused.reported)
@@ -162,7 +164,7 @@ final class CurlConnectionTracker: Sendable {
         if connection.users == 0 {
             if connection.reported {
                 let observer = connection.observer, reported = connection.connection
-                delivery.async { observer.connectionChanged(reported, from: .active, to: .idle) }
+                deliver(to: observer) { observer.connectionChanged(reported, from: .active, to: .idle) }
             } else {
                 reportOpened(&connection)
             }
@@ -170,12 +172,18 @@ final class CurlConnectionTracker: Sendable {
         state.connections[socket] = connection
     }
 
+    /// Makes `call` to `observer` in place when its calls are brief, else on the tracker's queue.
+    /// An observer's calls all go one way, so each connection's events keep their order.
+    private func deliver(to observer: any ConnectionObserver, _ call: @escaping @Sendable () -> Void) {
+        if observer.callsAreBrief { call() } else { delivery.async(execute: call) }
+    }
+
     /// Tells the observer `connection` opened, in the state it is in now, unless it heard so already.
     private func reportOpened(_ connection: inout Connection) {
         guard !connection.reported else { return }
         connection.reported = true
         let observer = connection.observer, opened = connection.connection, state = connection.state
-        delivery.async { observer.connectionOpened(opened, state: state) }
+        deliver(to: observer) { observer.connectionOpened(opened, state: state) }
     }
 
     /// `network.protocol.version` for a `CURLINFO_HTTP_VERSION`; `nil` before any response.
