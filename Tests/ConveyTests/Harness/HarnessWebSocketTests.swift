@@ -90,7 +90,7 @@ struct HarnessWebSocketTests {
     }
 
     @Test func aLostConnectionExits4() async throws {
-        let run = try await ws([try url(TestServers.rawWebSocketURL, "/vanish-mid-frame"), "--output-json"])
+        let run = try await ws([try url(TestServers.rawWebSocketURL, "/vanish-mid-frame"), "--output-json"], input: nil)
         #expect(run.status == 4)
         #expect(run.stdout.split(separator: "\n").last?.hasPrefix(#"{"event":"error","kind":"connectionLost""#) == true)
     }

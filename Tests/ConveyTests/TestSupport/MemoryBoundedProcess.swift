@@ -9,7 +9,7 @@ struct BoundedRun: Sendable {
     let exited: Bool
     /// Whether the watcher killed it for passing the memory bound.
     let killedForMemory: Bool
-    /// The largest resident set seen, in bytes.
+    /// The largest resident set it had while watched (its high-water mark), in bytes.
     let peakResidentBytes: Int
 }
 
@@ -26,28 +26,35 @@ enum MemoryBoundedProcess {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let pid = process.processIdentifier
-        let started = ContinuousClock.now
-        var peak = 0
-        var killedForMemory = false
-        var killed = false
-        // Polls instead of waiting: a blocked thread would be one of the few the test pool has.
-        while process.isRunning {
-            peak = max(peak, residentBytes(of: pid))
-            if !killed, peak > memoryLimit || started.duration(to: .now) > timeout {
-                killedForMemory = peak > memoryLimit
-                killed = true
-                kill(pid, SIGKILL)
+        // Watched from a thread of its own, not the test pool's: on a busy machine a pool task's
+        // 10 ms sleep can last seconds, long enough for a child to pass the bound and exit unseen.
+        // The high-water mark (`VmHWM`) keeps a peak that fell between two looks.
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let started = ContinuousClock.now
+                var peak = 0
+                var killedForMemory = false
+                var killed = false
+                while process.isRunning {
+                    peak = max(peak, residentBytes(of: pid, field: "VmHWM:"))
+                    if !killed, peak > memoryLimit || started.duration(to: .now) > timeout {
+                        killedForMemory = peak > memoryLimit
+                        killed = true
+                        kill(pid, SIGKILL)
+                    }
+                    usleep(2_000)
+                }
+                process.waitUntilExit()
+                continuation.resume(returning: BoundedRun(status: process.terminationStatus, exited: process.terminationReason == .exit,
+                                                          killedForMemory: killedForMemory, peakResidentBytes: peak))
             }
-            try await Task.sleep(for: .milliseconds(10))
         }
-        return BoundedRun(status: process.terminationStatus, exited: process.terminationReason == .exit,
-                          killedForMemory: killedForMemory, peakResidentBytes: peak)
     }
 
-    /// `VmRSS` of a running process, 0 once it is gone.
-    static func residentBytes(of pid: Int32) -> Int {
+    /// `field` (`VmRSS:` now, `VmHWM:` the most so far) of a running process, 0 once it is gone.
+    static func residentBytes(of pid: Int32, field: String = "VmRSS:") -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field) }),
               let kilobytes = line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap({ Int($0) })
         else { return 0 }
         return kilobytes * 1024

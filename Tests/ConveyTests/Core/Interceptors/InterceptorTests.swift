@@ -275,7 +275,7 @@ struct InterceptorTests {
         #expect(seen.requests.isEmpty)
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Placement.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: Placement.allCases)
     func aWaitingStepCountsTowardTheTotalTimeout(_ placement: Placement) async throws {
         let probe = ExchangeProbe()
         let clock = ManualRunClock()
@@ -301,7 +301,7 @@ struct InterceptorTests {
         #expect(seen.requests.isEmpty)
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Placement.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: Placement.allCases)
     func cancellingTheCallerStopsAWaitingStep(_ placement: Placement) async throws {
         let probe = ExchangeProbe()
         let server = try stubServer(.answering()) { placement.install([WaitingStep(probe: probe)], in: &$0) }
@@ -315,7 +315,7 @@ struct InterceptorTests {
         #expect(log.events == ["didFail Cancelled"])
     }
 
-    @Test(.timeLimit(.minutes(1)), arguments: Placement.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: Placement.allCases)
     func cancellingByTagEndsTheRunWhenAWaitingStepGoesOn(_ placement: Placement) async throws {
         let probe = ExchangeProbe()
         let seen = RequestLog()
@@ -332,7 +332,7 @@ struct InterceptorTests {
         #expect(seen.requests.isEmpty)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aDeadlineThatPassesWhileARunStepWaitsAfterTheAttemptsFailsTheRun() async throws {
+    @Test(.timeLimit(.minutes(5))) func aDeadlineThatPassesWhileARunStepWaitsAfterTheAttemptsFailsTheRun() async throws {
         struct WaitsAfter: Interceptor {
             let probe: ExchangeProbe
             let release = AsyncStream<Void>.makeStream()

@@ -82,7 +82,7 @@ struct LifecycleActiveRunTests {
         }) { [clock] in $0.runClock = clock }
     }
 
-    @Test(.timeLimit(.minutes(1))) func theDeadlineEndsAHangingExchangeAsATotalTimeout() async throws {
+    @Test(.timeLimit(.minutes(5))) func theDeadlineEndsAHangingExchangeAsATotalTimeout() async throws {
         let server = try hangingServer()
         let task = HeldTask(server: server, configuration: TaskConfiguration(totalTimeout: .seconds(30)), log: log)
         let run = Task { try await task.download() }
@@ -96,7 +96,7 @@ struct LifecycleActiveRunTests {
         #expect(log.events == ["didFail"])
     }
 
-    @Test(.timeLimit(.minutes(1))) func cancellingByTagCancelsTheExchangeTaskNotTheCaller() async throws {
+    @Test(.timeLimit(.minutes(5))) func cancellingByTagCancelsTheExchangeTaskNotTheCaller() async throws {
         let server = try hangingServer()
         let tag = "held-\(UUID())"
         let task = HeldTask(server: server, sessionTag: tag, log: log)
@@ -117,7 +117,7 @@ struct LifecycleActiveRunTests {
         #expect(ConveySession.activeSessions.allSatisfy { $0.tag != tag })
     }
 
-    @Test(.timeLimit(.minutes(1))) func cancellingTheCallersTaskCancelsTheExchange() async throws {
+    @Test(.timeLimit(.minutes(5))) func cancellingTheCallersTaskCancelsTheExchange() async throws {
         let server = try hangingServer()
         let run = Task { try await HeldTask(server: server, log: log).download() }
         await probe.waitForStart()
@@ -126,7 +126,7 @@ struct LifecycleActiveRunTests {
         #expect(probe.ended.events == ["cancelled"])
     }
 
-    @Test(.timeLimit(.minutes(1))) func aResponseArrivingAfterTheCancelStillEndsTheRunCancelled() async throws {
+    @Test(.timeLimit(.minutes(5))) func aResponseArrivingAfterTheCancelStillEndsTheRunCancelled() async throws {
         let gate = Latch()
         // The transport answers only when the gate opens, whatever cancellation says meanwhile.
         let server = try stubServer(StubTransport { [probe] request in
@@ -143,7 +143,7 @@ struct LifecycleActiveRunTests {
         #expect(log.events == ["didFail"])
     }
 
-    @Test(.timeLimit(.minutes(1))) func aCancelAfterTheRunFinishedCountsNothing() async throws {
+    @Test(.timeLimit(.minutes(5))) func aCancelAfterTheRunFinishedCountsNothing() async throws {
         let server = try stubServer(StubTransport { request in
             TransportResponse(url: request.request.url, body: Data("done".utf8))
         })
@@ -154,7 +154,7 @@ struct LifecycleActiveRunTests {
     }
 
     // The wait never ends by itself: only the stop that cancels the wait the machine owns ends it.
-    @Test(.timeLimit(.minutes(1))) func cancellingByTagDuringTheRetryWaitCancelsTheWaitNotTheCaller() async throws {
+    @Test(.timeLimit(.minutes(5))) func cancellingByTagDuringTheRetryWaitCancelsTheWaitNotTheCaller() async throws {
         let script = ScriptedTransport([.status(503)])
         let waiter = HeldRetryWaiter()
         let server = try stubServer(script.transport) { $0.retryWaiter = waiter }
@@ -176,7 +176,7 @@ struct LifecycleActiveRunTests {
         #expect(script.requestCount == 1)
     }
 
-    @Test(.timeLimit(.minutes(1))) func theDeadlineEndsARetryWaitAsATotalTimeout() async throws {
+    @Test(.timeLimit(.minutes(5))) func theDeadlineEndsARetryWaitAsATotalTimeout() async throws {
         let script = ScriptedTransport([.status(503)])
         let waiter = HeldRetryWaiter()
         let server = try stubServer(script.transport) { [clock] in

@@ -31,7 +31,7 @@ struct BlockingHookTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func transfersInFlightKeepMovingWhileAHookBlocksTheActor() async throws {
         let server = ConveyServer(remote: try TestServers.events(), configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         let tag = "drip-\(UUID())"

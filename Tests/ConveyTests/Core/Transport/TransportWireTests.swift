@@ -148,7 +148,7 @@ struct TransportWireTests {
 
     #if canImport(Glibc)
     /// The server never accepts: without the timeout the attempt would hang past the test's limit.
-    @Test(.timeLimit(.minutes(1)), arguments: TransportKind.allCases)
+    @Test(.timeLimit(.minutes(5)), arguments: TransportKind.allCases)
     func connectingCountsAgainstTheTimeout(_ kind: TransportKind) async throws {
         let server = try UnacceptingServer()
         let error = await #expect(throws: URLError.self) {

@@ -7,7 +7,7 @@ import Testing
 
 /// The files a download creates, through a stub: owner-only unless asked otherwise, never
 /// written through a link planted beside the destination, and one download per destination.
-@Suite("Download files", .timeLimit(.minutes(1)))
+@Suite("Download files", .timeLimit(.minutes(5)))
 @ConveyActor
 struct DownloadFileSafetyTests {
     private struct Fetch: DownloadingTask {

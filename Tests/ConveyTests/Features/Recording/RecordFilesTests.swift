@@ -8,7 +8,7 @@ private struct PingTask: ServerTask {
 }
 
 /// The files a recorder creates and reads: owner-only, and never a link or a FIFO.
-@Suite("Record files", .timeLimit(.minutes(1)))
+@Suite("Record files", .timeLimit(.minutes(5)))
 @ConveyActor
 struct RecordFilesTests {
     private func recordOne(into recorder: TaskRecorder) async throws {

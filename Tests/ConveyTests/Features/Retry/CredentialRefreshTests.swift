@@ -96,7 +96,7 @@ struct CredentialRefreshTests {
         #expect(seen.requests.count == 1)
     }
 
-    @Test(.timeLimit(.minutes(1))) func a401ForACredentialAnotherRefreshReplacedRetriesWithTheNewOneAndRefreshesNoMore() async throws {
+    @Test(.timeLimit(.minutes(5))) func a401ForACredentialAnotherRefreshReplacedRetriesWithTheNewOneAndRefreshesNoMore() async throws {
         let remote = try #require(Remote(name: "stub", string: "https://stub.example"))
         let server = TokenServer(remote: remote, configuration: ServerConfiguration(echoSink: EchoCapture().sink))
         let held = ExchangeProbe()

@@ -14,7 +14,7 @@ import Testing
 /// shutdown to test; what must hold instead is that it lets go of every transfer.
 @Suite("Curl event loop", .wire, .serialized)
 struct CurlEventLoopTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func eachLoopsThreadCarriesANameTheSystemShows() async throws {
         let transport = CurlTransport(configuration: .init(eventLoops: 2))
         let loops = transport.eventLoops.map(\.threadName) + [CurlEventLoop.shared.threadName]
@@ -33,7 +33,7 @@ struct CurlEventLoopTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func transfersStartedFromManyThreadsAllCompleteAndLeaveNothingBehind() async throws {
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 4))
         let url = try TestServers.nginx("/1k.bin")
@@ -54,7 +54,7 @@ struct CurlEventLoopTests {
         try await transport.send(url).data.count
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func cancellationsRacingCompletionsEndEveryTransferOnceEitherWay() async throws {
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 2))
         let url = try TestServers.nginx("/1k.bin")
@@ -89,7 +89,7 @@ struct CurlEventLoopTests {
         #expect(try await transport.send(url).data.count == 1024)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aPausedTransferResumesFromAnotherThreadWithEveryByteInOrder() async throws {
         let transport = CurlTransport()
         let sink = StutteringSink(refuseEvery: 3)
@@ -102,7 +102,7 @@ struct CurlEventLoopTests {
         #expect(await transport.transfersOnTheWire() == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func cancellingAPausedTransferEndsIt() async throws {
         let transport = CurlTransport()
         let sink = StutteringSink(refuseEvery: 1, resumes: false)
@@ -120,7 +120,7 @@ struct CurlEventLoopTests {
 /// holds in total, and cancelling, pausing and resuming work on every loop.
 @Suite("Curl event loops of a transport", .wire, .serialized)
 struct CurlEventLoopGroupTests {
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func manyConcurrentTransfersAllSucceedSpreadOverBothLoops() async throws {
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 8, eventLoops: 2))
         let url = try TestServers.nginx("/1k.bin")
@@ -136,7 +136,7 @@ struct CurlEventLoopGroupTests {
         #expect(await transport.transfersOnTheWire() == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func theConnectionLimitPerHostHoldsInTotalOverTheLoops() async throws {
         let transport = CurlTransport(configuration: .init(maximumConnectionsPerHost: 2, eventLoops: 2))
         let url = try TestServers.nginx("/1k.bin")
@@ -151,7 +151,7 @@ struct CurlEventLoopGroupTests {
         #expect(transport.transfersStartedPerLoop.allSatisfy { $0 > 0 })
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func cancellingATransferOnTheSecondLoopEndsItAndLeavesTheFirstRunning() async throws {
         let transport = CurlTransport(configuration: .init(eventLoops: 2))
         let request = TransportRequest(request: OutgoingRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30))
@@ -171,7 +171,7 @@ struct CurlEventLoopGroupTests {
         #expect(await transport.transfersOnTheWire() == 0)
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func pausedTransfersResumeOnBothLoopsWithEveryByteInOrder() async throws {
         let transport = CurlTransport(configuration: .init(eventLoops: 2))
         let request = TransportRequest(request: OutgoingRequest(url: try TestServers.nginx("/16m.bin")), timeout: .seconds(30))
@@ -189,7 +189,7 @@ struct CurlEventLoopGroupTests {
         #expect(transport.transfersStartedPerLoop == [1, 1])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func anIdleTransferOnTheSecondLoopTimesOut() async throws {
         let transport = CurlTransport(configuration: .init(eventLoops: 2))
         let url = try TestServers.httpbin("/delay/2")
@@ -202,7 +202,7 @@ struct CurlEventLoopGroupTests {
         _ = await occupying.result
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(5)))
     func aTransportsOwnLoopsStopWhenItIsReleased() async throws {
         var transport: CurlTransport? = CurlTransport(configuration: .init(eventLoops: 3))
         let loops = try #require(transport?.eventLoops)
