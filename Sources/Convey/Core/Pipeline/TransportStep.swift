@@ -19,45 +19,7 @@ import FoundationNetworking
 /// cancels, since cancellation of its task is all such a transport hears.
 struct TransportStep: ChainStep {
     func intercept(_ request: TransportRequest, context: StepContext, next: ChainNext) async throws -> Exchange {
-        guard context.isObserved else { return try await send(request, context: context) }
-        // Watched: the observers hear of the exchange from here, in the task that sends it.
-        let startedAt = Date()
-        let clock = ContinuousClock.now
-        await context.emit(.requestSent(request.request))
-        var exchange: Exchange
-        do {
-            exchange = try await send(request, context: context)
-        } catch {
-            await context.emit(.exchangeFailed(error))
-            throw error
-        }
-        await context.emit(.responseReceived(exchange.head))
-        exchange.startedAt = startedAt
-        switch exchange.body {
-        case .data:
-            exchange.duration = clock.duration(to: .now)
-            await context.emit(.bodyFinished(Self.finished(exchange)))
-        case .stream(let source):
-            let sent = exchange
-            exchange.body = .stream(ObservedBody(source, chunk: { _ in }, end: { error in
-                if let error {
-                    await context.emit(.exchangeFailed(error))
-                } else {
-                    var finished = sent
-                    finished.metrics = source.metrics ?? finished.metrics
-                    finished.duration = clock.duration(to: .now)
-                    await context.emit(.bodyFinished(Self.finished(finished)))
-                }
-            }))
-        }
-        return exchange
-    }
-
-    /// The exchange as `bodyFinished` shows it: its body is not repeated there.
-    private static func finished(_ exchange: Exchange) -> ServerResponse<Data> {
-        var shown = exchange
-        shown.body = .empty
-        return ServerResponse(payload: Data(), exchange: shown)
+        try await context.observingExchange(of: request) { try await send(request, context: context) }
     }
 
     /// The response: with its body collected in memory where the run keeps it there, else once its

@@ -28,44 +28,8 @@ struct WebSocketUpgradeStep: ChainStep {
                                         reason: "\(context.run.taskType) is a WebSocketTask: open it with connect(), "
                                             + "not download(), send(), stream() or events()")
         }
-        guard context.isObserved else { return try await open(request, context: context, handoff: handoff) }
-        // Watched: the observers hear of the exchange as they do of the transport's.
-        let startedAt = Date()
-        let clock = ContinuousClock.now
-        await context.emit(.requestSent(request.request))
-        var exchange: Exchange
-        do {
-            exchange = try await open(request, context: context, handoff: handoff)
-        } catch {
-            await context.emit(.exchangeFailed(error))
-            throw error
-        }
-        await context.emit(.responseReceived(exchange.head))
-        exchange.startedAt = startedAt
-        switch exchange.body {
-        case .data:
-            exchange.duration = clock.duration(to: .now)
-            await context.emit(.bodyFinished(Self.finished(exchange)))
-        case .stream(let source):
-            let sent = exchange
-            exchange.body = .stream(ObservedBody(source, chunk: { _ in }, end: { error in
-                if let error {
-                    await context.emit(.exchangeFailed(error))
-                } else {
-                    var finished = sent
-                    finished.duration = clock.duration(to: .now)
-                    await context.emit(.bodyFinished(Self.finished(finished)))
-                }
-            }))
-        }
-        return exchange
-    }
-
-    /// The exchange as `bodyFinished` shows it: no body.
-    private static func finished(_ exchange: Exchange) -> ServerResponse<Data> {
-        var shown = exchange
-        shown.body = .empty
-        return ServerResponse(payload: Data(), exchange: shown)
+        // The observers hear of the handshake as they do of any exchange on the wire.
+        return try await context.observingExchange(of: request) { try await open(request, context: context, handoff: handoff) }
     }
 
     /// Connects, sends the handshake and reads the answer's head, in a task the run's stops cancel.
