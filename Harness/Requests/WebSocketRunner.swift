@@ -24,10 +24,10 @@ enum WebSocketRunner {
         defer { sending.cancel() }
         do {
             for try await message in connection.messages { output.message(message) }
-            output.closed(closes.last)
+            output.closed(await closes.last)
             return .ok
         } catch {
-            return output.failed(error, close: closes.last)
+            return output.failed(error, close: await closes.last)
         }
     }
 
@@ -84,16 +84,13 @@ private struct HarnessSocket: WebSocketTask {
 }
 
 /// Keeps the last close a connection's run told its observers: its code, reason and who closed.
-private final class CloseWatcher: RunObserver, @unchecked Sendable {  // guarded by: lock
-    private let lock = NSLock()
-    private var kept: WebSocketOutput.Close?
+private actor CloseWatcher: RunObserver {
+    private(set) var last: WebSocketOutput.Close?
 
     func observe(_ event: RunEvent) async throws {
         guard case .webSocketClosed(let code, let reason, let byClient, _, _, _) = event.kind else { return }
-        lock.withLock { kept = WebSocketOutput.Close(code: code, reason: reason, byClient: byClient) }
+        last = WebSocketOutput.Close(code: code, reason: reason, byClient: byClient)
     }
-
-    var last: WebSocketOutput.Close? { lock.withLock { kept } }
 }
 
 /// Standard input's lines, read on a thread of its own (a blocking read must not hold one of

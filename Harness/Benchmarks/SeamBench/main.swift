@@ -96,18 +96,17 @@ extension Sequence {
 /// Marks the start and the end of the one GET `scripts/bench-frames` counts the functions of: a
 /// debugger breaks on these names.
 /// (Each does something of its own, so that the optimizer cannot fold the two into one.)
-nonisolated(unsafe) var framesMark = 0
-@_silgen_name("convey_frames_begin") @inline(never) @_optimize(none) func framesBegin() { framesMark = 1 }
-@_silgen_name("convey_frames_end") @inline(never) @_optimize(none) func framesEnd() { framesMark = 2 }
+@_silgen_name("convey_frames_begin") @inline(never) @_optimize(none) func framesBegin(_ mark: Int) -> Int { mark + 1 }
+@_silgen_name("convey_frames_end") @inline(never) @_optimize(none) func framesEnd(_ mark: Int) -> Int { mark + 2 }
 
 /// `--one-get`: warmed up, one small GET from nginx between the two marks, for `scripts/bench-frames`.
 func oneGet() async throws {
     guard let text = ProcessInfo.processInfo.environment["CONVEY_NGINX_URL"], let nginx = URL(string: text) else { return }
     let server = await server(.plain, remote: Remote(name: "nginx", url: nginx), stubbed: false)
     for _ in 0..<200 { try await Small(server: server).send() }
-    framesBegin()
+    _ = framesBegin(0)
     try await Small(server: server).send()
-    framesEnd()
+    _ = framesEnd(0)
 }
 
 let requests = option("--requests", default: 8000)
